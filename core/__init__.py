@@ -1,0 +1,70 @@
+"""rlhub: a plugin-based hub of environments and rewards for RL post-training of LLMs.
+
+This module is the public facade; everything else is an implementation detail. Heavy parts
+(the scheduler, sandboxes) are imported on first attribute access, so ``import rlhub`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlhub.domain import Domain, Episode, StepResult, Verdict
+from rlhub.errors import (
+    DomainNotFound,
+    ManifestError,
+    PluginError,
+    PolicyError,
+    RlhubError,
+    SandboxError,
+    SchedulerError,
+    StoreError,
+    TrainerError,
+    VerifierError,
+)
+from rlhub.manifest import Manifest
+from rlhub.plugins import Registry, hookimpl, registry
+from rlhub.task import Score, Task
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Scheduler": "rlhub.scheduler",
+    "ExecRequest": "rlhub.sandbox",
+    "ExecResult": "rlhub.sandbox",
+    "Limits": "rlhub.sandbox",
+}
+
+__all__ = sorted([
+    "Domain",
+    "DomainNotFound",
+    "Episode",
+    "ExecRequest",
+    "ExecResult",
+    "Limits",
+    "Manifest",
+    "ManifestError",
+    "PluginError",
+    "PolicyError",
+    "Registry",
+    "RlhubError",
+    "SandboxError",
+    "Scheduler",
+    "SchedulerError",
+    "Score",
+    "StepResult",
+    "StoreError",
+    "Task",
+    "TrainerError",
+    "Verdict",
+    "VerifierError",
+    "hookimpl",
+    "registry",
+])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'rlhub' has no attribute {name!r}")

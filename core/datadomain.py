@@ -1,0 +1,168 @@
+"""Data-only domains: a YAML file naming a dataset, a field mapping and a named verifier.
+
+Example::
+
+    id: mydata/gsm-v1
+    dataset: gsm.jsonl            # .jsonl, .jsonl.gz or .parquet; relative to this file, or a URL
+    split: {test_fraction: 0.2}   # or "all", or {column: split}
+    fields: {id: id, prompt: question, answer: answer}
+    verifier: math                # or {name: python-tests, options: {include_prompt: true}}
+
+The file becomes a manifest (plugin = the id's namespace) whose factory is :class:`DataDomain`;
+rows are read only when the domain is first used.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import random
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlhub.domain import Domain
+from rlhub.errors import ManifestError
+from rlhub.manifest import Manifest, schema_errors
+
+GOLD_FROM_ANSWER = {"exact": "{answer}", "math": "The answer is \\boxed{{{answer}}}."}
+
+
+def read_domain_file(path: Path) -> dict[str, Any]:
+    """Parse and validate a domain file; errors name the file and the field."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"domain file {path}: expected YAML, found a syntax error: {exc}") from exc
+    errors = schema_errors("domainfile", raw)
+    if errors:
+        domain = raw.get("id", "<no id>") if isinstance(raw, dict) else "<not a mapping>"
+        raise ManifestError(f"domain file {path}, domain {domain!r}: " + "; ".join(errors))
+    return raw
+
+
+def manifest_from_file(path: Path) -> Manifest:
+    """The manifest of a data-only domain file (reads the YAML, not the dataset)."""
+    from rlhub.verifiers import DEFAULT_REWARDS
+
+    path = Path(path)
+    raw = read_domain_file(path)
+    verifier = raw["verifier"] if isinstance(raw["verifier"], dict) else {"name": raw["verifier"]}
+    name = verifier["name"]
+    reward = raw.get("reward") or DEFAULT_REWARDS.get(name)
+    if reward is None:
+        raise ManifestError(f"domain file {path}: verifier {name!r} is not built in, so the file "
+                            "must declare reward: {range, components}")
+    fields = raw["fields"]
+    data = {
+        "id": raw["id"],
+        "version": str(raw.get("version", "1")),
+        "summary": raw.get("summary", f"data-only domain from {path.name}"),
+        "license": raw.get("license", "NOASSERTION"),
+        "tags": raw.get("tags", ["data"]),
+        "gold": "gold" in fields or ("answer" in fields and name in GOLD_FROM_ANSWER),
+        "reward": reward,
+        "verifier": verifier,
+        "factory": "rlhub.datadomain:DataDomain",
+        "params": {"dataset": raw["dataset"], "base_dir": str(path.parent.resolve()),
+                   "split": raw.get("split", "all"), "fields": fields},
+    }
+    for key in ("sandbox", "turns", "verify_timeout_s"):
+        if key in raw:
+            data[key] = raw[key]
+    namespace = raw["id"].split("/", 1)[0]
+    return Manifest.parse(data, plugin=namespace, distribution=f"domain file {path}",
+                          source=str(path))
+
+
+def read_rows(dataset: str, base_dir: str) -> list[dict[str, Any]]:
+    """Every row of a .jsonl, .jsonl.gz or .parquet dataset, local or through fsspec."""
+    import fsspec
+
+    url = dataset if "://" in dataset else str(Path(base_dir, dataset))
+    with fsspec.open(url, "rb") as fh:
+        data = fh.read()
+    if url.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(io.BytesIO(data)).to_pylist()
+    if url.endswith(".gz"):
+        data = gzip.decompress(data)
+    rows = []
+    for n, line in enumerate(data.decode().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise ManifestError(f"dataset {url} line {n}: expected a JSON object: {exc}") from exc
+    return rows
+
+
+class DataDomain(Domain):
+    """A domain whose tasks are the rows of a dataset; see the module docstring."""
+
+    def __init__(self, manifest: Manifest):
+        super().__init__(manifest)
+        self._rows: dict[str, list[dict[str, Any]]] | None = None
+        self._orders: dict[tuple[str, int], list[int]] = {}
+        self._lock = threading.Lock()
+
+    def rows(self, split: str) -> list[dict[str, Any]]:
+        with self._lock:
+            if self._rows is None:
+                self._rows = self._split(read_rows(self.params["dataset"], self.params["base_dir"]))
+        rows = self._rows.get(split, [])
+        if not rows:
+            raise ValueError(f"domain {self.id!r}: split {split!r} has no rows")
+        return rows
+
+    def _split(self, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        spec, fields = self.params["split"], self.params["fields"]
+        missing = sorted({c for c in fields.values() for r in rows[:1] if c not in r})
+        if missing:
+            raise ManifestError(f"domain {self.id!r}: expected dataset columns {missing} "
+                                f"(from fields), found {sorted(rows[0]) if rows else []}")
+        if spec == "all" or not isinstance(spec, dict):
+            return {s: rows for s in self.manifest.data["splits"]}
+        if "column" in spec:
+            out: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                out.setdefault(str(row[spec["column"]]), []).append(row)
+            return out
+        frac = spec.get("test_fraction", 0.2)
+        out = {"train": [], "test": []}
+        for i, row in enumerate(rows):
+            key = str(row.get(fields.get("id", ""), i)).encode()
+            bucket = int.from_bytes(hashlib.sha256(key).digest()[:4], "big") / 2**32
+            out["test" if bucket < frac else "train"].append(row)
+        return out
+
+    def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
+        raise NotImplementedError  # tasks come from rows; see task()
+
+    def task(self, split: str, seed: int, index: int) -> Any:
+        from rlhub.task import Task, task_id
+
+        self._check_split(split)
+        rows = self.rows(split)
+        order = self._orders.get((split, seed))
+        if order is None:
+            order = list(range(len(rows)))
+            if seed:
+                random.Random(f"{self.id}/{split}/{seed}").shuffle(order)
+            self._orders[(split, seed)] = order
+        row = rows[order[index % len(rows)]]
+        f = self.params["fields"]
+        answer = row.get(f["answer"]) if "answer" in f else None
+        meta = {k: row[f[k]] for k in ("tests", "entry_point") if k in f}
+        gold = row.get(f["gold"]) if "gold" in f else None
+        template = GOLD_FROM_ANSWER.get(self.manifest.data["verifier"]["name"])
+        if gold is None and answer is not None and template:
+            gold = template.format(answer=answer)
+        rid = f"{self.id}:{row[f['id']]}" if "id" in f else task_id(self.id, split, seed, index)
+        return Task(id=rid, domain=self.id, prompt=row[f["prompt"]], answer=answer, gold=gold,
+                    meta=meta)

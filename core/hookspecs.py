@@ -1,0 +1,97 @@
+"""Hook specifications: every hook the rlhub core calls.
+
+Plugins implement these with ``@rlhub.hookimpl`` in their ``plugin.py``. Hooks are always called
+with keyword arguments, so an implementation may accept fewer arguments than the spec; new
+arguments are added, never renamed or removed. First-result hooks stop at the first non-None answer
+and rlhub's built-in implementation answers last (``trylast=True``), so any plugin can take over.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
+
+hookspec = pluggy.HookspecMarker("rlhub")
+
+
+@hookspec
+def rlhub_domains() -> list[dict[str, Any]]:
+    """Declare the domains this plugin provides.
+
+    :return: A list of manifest dicts (see ``schemas/manifest.schema.json``). Each ``id`` must use
+        the plugin's name as namespace. Building this list must be cheap: import no heavy library
+        here; name the code that builds a domain in the manifest's ``factory`` instead.
+
+    Who implements: every domain plugin. When called: once per process, at discovery, before any
+    domain is used; ``rlhub list`` calls nothing else.
+    """
+
+
+@hookspec
+def rlhub_verifiers() -> dict[str, str]:
+    """Declare named reusable verifiers.
+
+    :return: A mapping from verifier name (``"math"``, ``"python-tests"``, ...) to a lazy
+        ``"module:attr"`` reference to a class called as ``cls(options: dict)`` whose
+        ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
+
+    Who implements: rlhub itself (the built-ins) and any plugin sharing a verifier with manifests
+    and data-only domain files. When called: once, the first time a verifier is looked up by name.
+    """
+
+
+@hookspec(firstresult=True)
+def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
+    """Build a sandbox backend.
+
+    :param backend: The backend's name, as in ``--backend local|docker|ray``.
+    :param options: Backend options (pool size, image, Ray address, ...).
+    :return: An object with ``run(ExecRequest) -> ExecResult`` and ``async run_batch(requests)``,
+        or None to let another plugin answer.
+
+    Stops at first non-None result. Who implements: rlhub (``local``, ``docker``, ``ray``, trylast)
+    and plugins adding a backend. When called: when a sandbox is first needed for that backend.
+    """
+
+
+@hookspec(firstresult=True)
+def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None) -> Any | None:
+    """Build the domain scheduler for a mixture.
+
+    :param config: The validated mixture config (``strategy``, ``domains``, ...).
+    :param registry: The registry to sample tasks from, or None for simulations.
+    :return: An object with the :class:`rlhub.Scheduler` API, or None to let another plugin answer.
+
+    Stops at first non-None result. Who implements: rlhub (every built-in strategy, trylast) and
+    plugins shipping their own scheduler. When called: by ``Scheduler.from_config``.
+    """
+
+
+@hookspec(firstresult=True)
+def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
+    """Build a policy from a ``--policy`` spec such as ``openai:URL#MODEL`` or ``builtin:tiny``.
+
+    :param spec: The whole spec string.
+    :param options: Sampling options (temperature, max_tokens, concurrency, ...).
+    :return: An object with ``async generate(messages_batch, **sampling) -> list[str]``, or None.
+
+    Stops at first non-None result. Who implements: rlhub (``openai:``, ``hf:``, ``builtin:``,
+    trylast) and plugins adding policy kinds. When called: by ``eval``, ``train`` and ``serve``.
+    """
+
+
+@hookspec(firstresult=True)
+def rlhub_make_trainer(backend: str, config: dict[str, Any]) -> Any | None:
+    """Build a trainer backend for ``rlhub train --backend NAME``.
+
+    :param backend: The backend's name (``local``, ``openrlhf``, ...).
+    :param config: The training config.
+    :return: An object with ``run() -> dict``, or None to let another plugin answer.
+
+    Stops at first non-None result. Who implements: rlhub.hub (trylast) and plugins adding
+    trainers. When called: by ``rlhub train``.
+    """

@@ -1,0 +1,136 @@
+"""Sandboxed code execution: one request/result API over several backends.
+
+``run(request)`` executes one :class:`ExecRequest` and returns an :class:`ExecResult`;
+``run_batch(requests)`` is the async batch form. Backends come from the ``rlhub_make_sandbox``
+hook; ``local`` is the embedded default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from rlhub.errors import SandboxError, did_you_mean
+
+STATUSES = ("ok", "error", "timeout", "memory", "output_limit", "killed", "infra_error")
+LANGUAGES = ("python", "bash", "c", "cpp", "javascript")
+
+
+@dataclass
+class Limits:
+    """Per-job limits. ``output_bytes`` caps stdout and stderr each."""
+
+    wall_s: float = 10.0
+    cpu_s: float = 10.0
+    memory_mb: int = 512
+    output_bytes: int = 1 << 20
+    processes: int = 64
+    network: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Limits:
+        data = data or {}
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise SandboxError(f"limits: expected keys {sorted(cls.__dataclass_fields__)}, "
+                               f"found unknown {sorted(unknown)}")
+        return cls(**data)
+
+
+@dataclass
+class ExecRequest:
+    """One job: a program in ``language`` (``code``), extra ``files``, ``argv``, ``stdin``."""
+
+    code: str
+    language: str = "python"
+    files: dict[str, str] = field(default_factory=dict)
+    argv: list[str] = field(default_factory=list)
+    stdin: str = ""
+    limits: Limits = field(default_factory=Limits)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ExecResult:
+    """What a job did. ``missing`` names every protection that was not in force for it."""
+
+    status: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    wall_s: float
+    cpu_s: float = 0.0
+    max_rss_mb: float = 0.0
+    backend: str = ""
+    missing: list[str] = field(default_factory=list)
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Backend(Protocol):
+    """What a sandbox backend provides (see ``rlhub_make_sandbox``)."""
+
+    name: str
+
+    def run(self, request: ExecRequest) -> ExecResult: ...
+
+    async def run_batch(self, requests: Sequence[ExecRequest]) -> list[ExecResult]: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+_backends: dict[str, Backend] = {}
+_lock = threading.Lock()
+
+
+def default_backend_name() -> str:
+    return os.environ.get("RLHUB_SANDBOX", "local")
+
+
+def get_backend(name: str | None = None, **options: Any) -> Backend:
+    """The process-wide backend ``name`` (default ``$RLHUB_SANDBOX`` or ``local``), started once."""
+    from rlhub.plugins import registry
+
+    name = name or default_backend_name()
+    with _lock:
+        if name not in _backends:
+            backend = registry().pm.hook.rlhub_make_sandbox(backend=name, options=options)
+            if backend is None:
+                raise SandboxError(did_you_mean(name, ("local", "docker", "ray"),
+                                                what="sandbox backend", listing="rlhub sandbox info"))
+            _backends[name] = backend
+        return _backends[name]
+
+
+def run(request: ExecRequest, backend: str | None = None) -> ExecResult:
+    """Run one job on ``backend``; infrastructure failures come back as ``infra_error``."""
+    try:
+        return get_backend(backend).run(request)
+    except SandboxError as exc:
+        return ExecResult("infra_error", None, "", "", 0.0, detail=str(exc))
+
+
+async def run_batch(requests: Sequence[ExecRequest], backend: str | None = None) -> list[ExecResult]:
+    """Run many jobs concurrently on ``backend``, results in request order."""
+    return await get_backend(backend).run_batch(requests)
+
+
+def close_all() -> None:
+    """Stop every started backend (pools, containers, actors)."""
+    with _lock:
+        for backend in _backends.values():
+            backend.close()
+        _backends.clear()
+
+
+def run_sync_batch(requests: Sequence[ExecRequest], backend: str | None = None) -> list[ExecResult]:
+    """``run_batch`` for callers without an event loop."""
+    return asyncio.run(run_batch(requests, backend))

@@ -1,0 +1,56 @@
+"""Named reusable verifiers, looked up by name through the ``rlhub_verifiers`` hook.
+
+A verifier class is built as ``cls(options)`` and judges with ``check(task, completion) ->
+Verdict``. The built-ins are ``exact``, ``math``, ``regex``, ``json-schema`` and ``python-tests``;
+plugins may add more, and a plugin's verifier of the same name takes precedence.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from rlhub.errors import VerifierError, boundary, did_you_mean
+
+BUILTIN = {
+    "exact": "rlhub.verifiers.basic:Exact",
+    "regex": "rlhub.verifiers.basic:Regex",
+    "json-schema": "rlhub.verifiers.basic:JsonSchema",
+    "math": "rlhub.verifiers.mathv:Math",
+    "python-tests": "rlhub.verifiers.pytests:PythonTests",
+}
+
+
+def verifier_names() -> list[str]:
+    from rlhub.plugins import registry
+
+    return sorted(registry().verifier_refs())
+
+
+@functools.lru_cache(maxsize=1024)
+def _make(name: str, options_json: str) -> Any:
+    from rlhub.plugins import load_object, registry
+
+    refs = registry().verifier_refs()
+    if name not in refs:
+        raise VerifierError(did_you_mean(name, refs, what="verifier", listing="rlhub verifiers"))
+    with boundary(VerifierError, f"verifier {name!r}"):
+        return load_object(refs[name])(json.loads(options_json))
+
+
+def make_verifier(name: str, options: dict[str, Any] | None = None) -> Any:
+    """Build (or reuse) the verifier ``name`` with ``options``; unknown names get a did-you-mean."""
+    return _make(name, json.dumps(options or {}, sort_keys=True))
+
+# The reward a data-only domain gets when its file declares none, per built-in verifier.
+DEFAULT_REWARDS: dict[str, dict[str, Any]] = {
+    "exact": {"range": [0, 1], "components": {"correct": {"weight": 1.0}}},
+    "regex": {"range": [0, 1], "components": {"match": {"weight": 1.0}}},
+    "json-schema": {"range": [0, 1], "components": {"valid_json": {"weight": 0.0},
+                                                   "schema_ok": {"weight": 1.0}}},
+    "math": {"range": [0, 1], "components": {"correct": {"weight": 1.0},
+                                            "format": {"weight": 0.0}}},
+    "python-tests": {"range": [0, 1], "components": {"pass_frac": {"weight": 0.0},
+                                                    "all_pass": {"weight": 1.0}}},
+}
