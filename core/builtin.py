@@ -21,3 +21,10 @@ def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
 
         return LocalBackend(**options)
     return None
+
+
+@hookimpl(trylast=True)
+def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
+    from rlhub.policy import make_builtin
+
+    return make_builtin(spec, options)

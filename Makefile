@@ -1,0 +1,36 @@
+# rlhub: `make demo` runs the main job on the embedded defaults; `make test` runs the test suite.
+# Both create .venv in the project root and install rlhub plus every first-party plugin.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# The CPU build of torch; installed first so that nothing pulls a CUDA build of several GB.
+TORCH  ?= torch==2.13.0
+PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[all]" $(addprefix -e ,$(PLUGINS))
+	# OpenRLHF cannot install its GPU stack here; its client code is all the tests drive.
+	$(BIN)/pip install -q --no-deps "openrlhf==0.11.2"
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/rlhub check --all -n 2
+
+test: setup
+	$(BIN)/pytest -q
+
+bench: setup
+	$(BIN)/python bench/discovery.py
+	$(BIN)/python bench/verifiers.py
+
+clean:
+	rm -rf $(VENV) runs

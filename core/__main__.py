@@ -1,0 +1,5 @@
+"""``python -m rlhub`` runs the CLI."""
+
+from rlhub.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""Shared CLI plumbing: the registry options, JSON output, and error reporting."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from rlhub.errors import RlhubError
+
+F = TypeVar("F", bound=Callable[..., Any])
+REGISTRY_OPTIONS: dict[str, Any] = {}
+
+JsonOpt = typer.Option(False, "--json", help="Print only JSON on stdout.")
+
+
+def get_registry() -> Any:
+    """The process registry, built with the root command's --domains-file/--block options."""
+    from rlhub.plugins import registry
+
+    return registry(**REGISTRY_OPTIONS) if REGISTRY_OPTIONS else registry()
+
+
+def set_registry_options(domains_file: list[Path] | None, block: list[str] | None) -> None:
+    REGISTRY_OPTIONS.clear()
+    if domains_file:
+        REGISTRY_OPTIONS["domain_files"] = list(domains_file)
+    if block:
+        REGISTRY_OPTIONS["block"] = list(block)
+
+
+def emit_json(value: Any) -> None:
+    """Write one JSON document to stdout."""
+    sys.stdout.write(json.dumps(value, default=str) + "\n")
+
+
+def emit_jsonl(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(fn: F) -> F:
+    """Turn an :class:`RlhubError` into ``error: <message>`` on stderr and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RlhubError as exc:
+            fail(str(exc))
+
+    return wrapper  # type: ignore[return-value]

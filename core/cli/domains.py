@@ -1,0 +1,162 @@
+"""Domain commands: list, show, check, sample, verify, verifiers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from rlhub.cli.common import (
+    JsonOpt,
+    emit_json,
+    emit_jsonl,
+    fail,
+    get_registry,
+    handle_errors,
+    set_registry_options,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.callback()(root)
+    app.command("list")(list_domains)
+    app.command("show")(show)
+    app.command("check")(check)
+    app.command("sample")(sample)
+    app.command("verify")(verify)
+    app.command("verifiers")(verifiers)
+
+
+def root(
+    domains_file: list[Path] = typer.Option(None, "--domains-file", help="Data-only domain file."),
+    block: list[str] = typer.Option(None, "--block", help="Do not load this plugin (repeatable)."),
+) -> None:
+    """Environments and rewards for RL post-training of LLMs."""
+    set_registry_options(domains_file, block)
+
+
+@handle_errors
+def list_domains(json_out: bool = JsonOpt,
+                 plugin: str = typer.Option(None, help="Only this plugin's domains.")) -> None:
+    """List every installed domain."""
+    reg = get_registry()
+    rows = [m.summary_row() for m in (reg.manifest(i) for i in reg.ids())
+            if plugin is None or m.plugin == plugin]
+    if json_out:
+        emit_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "plugin", "version", "tags", "summary")
+    for r in rows:
+        table.add_row(r["id"], r["plugin"], r["version"], ",".join(r["tags"]), r["summary"])
+    console = Console()
+    console.print(table)
+    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins")
+    for err in reg.errors:
+        console.print(f"[red]{err}[/red]")
+
+
+@handle_errors
+def show(domain_id: str, json_out: bool = JsonOpt) -> None:
+    """Show a domain's manifest and one sample task."""
+    reg = get_registry()
+    manifest = reg.manifest(domain_id)
+    info = {**manifest.data, "plugin": manifest.plugin, "distribution": manifest.distribution}
+    if json_out:
+        emit_json(info)
+        return
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    Console().print(Syntax(json.dumps(info, indent=2), "json"))
+
+
+@handle_errors
+def check(ids: list[str] = typer.Argument(None, help="Domain ids or globs."),
+          all_: bool = typer.Option(False, "--all", help="Check every installed domain."),
+          n: int = typer.Option(4, "-n", help="Tasks per domain."),
+          json_out: bool = JsonOpt) -> None:
+    """Run the contract kit; exit 1 when any domain fails."""
+    from rlhub.testing import check_domain
+
+    reg = get_registry()
+    if not ids and not all_:
+        fail("expected domain ids or --all, found neither")
+    targets = reg.ids() if all_ else reg.match(ids)
+    results = []
+    for domain_id in _progress(targets, "checking"):
+        problems = check_domain(domain_id, n=n, registry=reg)
+        results.append({"id": domain_id, "ok": not problems, "problems": problems})
+    failed = [r for r in results if not r["ok"]]
+    if json_out:
+        emit_json({"checked": len(results), "failed": len(failed), "results": results,
+                   "load_errors": [str(e) for e in reg.errors]})
+    else:
+        for r in failed:
+            for p in r["problems"]:
+                typer.echo(f"FAIL {p}", err=True)
+        for e in reg.errors:
+            typer.echo(f"FAIL {e}", err=True)
+        typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed", err=True)
+    if failed or reg.errors:
+        raise typer.Exit(1)
+
+
+def _progress(items: list[str], label: str) -> list[str]:
+    if not sys.stderr.isatty():
+        return items
+    from rich.progress import track
+
+    return list(track(items, description=label, console=None, transient=True))
+
+
+@handle_errors
+def sample(domain_id: str, n: int = typer.Option(1, "-n"), seed: int = typer.Option(0, "--seed"),
+           split: str = typer.Option("train", "--split"), start: int = typer.Option(0, "--start"),
+           json_out: bool = JsonOpt) -> None:
+    """Print N tasks as JSON lines (the same tasks in every process)."""
+    domain = get_registry().get(domain_id)
+    try:
+        tasks = domain.sample(n, split=split, seed=seed, start=start)
+    except ValueError as exc:
+        fail(str(exc))
+    for task in tasks:
+        emit_jsonl(task.to_dict())
+
+
+@handle_errors
+def verify(domain_id: str, input_file: Path = typer.Option(..., "--input", help="JSONL file."),
+           json_out: bool = JsonOpt) -> None:
+    """Score lines of {"task": {...}, "completion": "..."}; a bad line yields an error record."""
+    from rlhub.task import Task
+
+    domain = get_registry().get(domain_id)
+    with open(input_file, encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict) or not isinstance(row.get("completion"), str):
+                    raise ValueError('expected {"task": {...}, "completion": "..."}')
+                task = Task.from_dict(row["task"] if isinstance(row.get("task"), dict) else {})
+            except ValueError as exc:
+                emit_jsonl({"line": n, "task_id": None, "error": f"line {n}: {exc}"})
+                continue
+            score = domain.verify(task, row["completion"])
+            emit_jsonl({"line": n, "task_id": task.id, **score.to_dict()})
+
+
+@handle_errors
+def verifiers(json_out: bool = JsonOpt) -> None:
+    """List the named reusable verifiers."""
+    refs = get_registry().verifier_refs()
+    if json_out:
+        emit_json(refs)
+    else:
+        for name, ref in sorted(refs.items()):
+            typer.echo(f"{name:16} {ref}")

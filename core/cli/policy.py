@@ -1,0 +1,44 @@
+"""``rlhub policy``: serve a local or built-in model over an OpenAI-compatible HTTP API."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from rlhub.cli.common import fail, handle_errors
+
+policy_app = typer.Typer(help="Policies: serve a model behind an OpenAI-compatible API.",
+                         no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(policy_app, name="policy")
+
+
+@policy_app.command("serve")
+@handle_errors
+def serve(
+    spec: str = typer.Argument(..., help="Policy spec: builtin:tiny, hf:PATH, openai:URL#MODEL."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(8000, "--port", help="Port to bind."),
+    model_name: str = typer.Option(None, "--model-name", help="Model id to report (default: "
+                                   "derived from SPEC)."),
+    max_batch: int = typer.Option(32, "--max-batch", help="Most conversations per model call."),
+    options: str = typer.Option("{}", "--options", help="Policy options as JSON "
+                                "(sampling defaults, seed, ...)."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve SPEC at http://HOST:PORT/v1 (chat completions and models)."""
+    from rlhub.policy.serve import serve as run_server
+
+    try:
+        opts = json.loads(options)
+    except ValueError as exc:
+        fail(f"--options: expected a JSON object, found {options!r} ({exc})")
+    if not isinstance(opts, dict):
+        fail(f"--options: expected a JSON object, found {type(opts).__name__}")
+    opts.setdefault("max_batch", max_batch)
+    typer.echo(f"serving {spec} at http://{host}:{port}/v1", err=True)
+    run_server(spec, host=host, port=port, model_name=model_name, options=opts,
+               log_level=log_level)

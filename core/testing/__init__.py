@@ -1,0 +1,229 @@
+"""The contract kit: small public checks every domain must pass, for plugin authors and CI.
+
+Each ``check_*`` function takes a domain object and returns a list of problems (empty when it
+passes); :func:`check_domain` runs them all and :func:`assert_domain_ok` raises ``AssertionError``
+listing every problem. ``rlhub check`` and the bundled pytest plugin (fixtures ``rlhub_hub`` and
+``rlhub_sandbox``) use the same functions. Problem messages are stable; tests match them exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import string
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rlhub.domain import Domain
+from rlhub.task import Score, Task
+
+GARBAGE_SEED = 1234
+
+
+def bad_inputs(task: Task) -> dict[str, str]:
+    """Completions that must never earn the maximum reward, by name."""
+    rng = random.Random(GARBAGE_SEED)
+    garbage = "".join(rng.choice(string.printable) for _ in range(300))
+    return {
+        "empty": "",
+        "whitespace": " \n\t \n",
+        "echoed prompt": task.prompt_text(),
+        "random garbage": garbage,
+        "100 kB": ("lorem ipsum dolor sit amet " * 4000)[:100_000],
+        "control characters": "".join(chr(c) for c in range(32)) * 10 + "\x7f\ufffd",
+    }
+
+
+def sample_tasks(domain: Domain, n: int) -> list[Task]:
+    """``n`` tasks for checking: train seed 0, and the held-out split when there is one."""
+    splits = domain.manifest.data["splits"]
+    tasks = domain.sample(n, split=splits[0], seed=0)
+    if "test" in splits and splits[0] != "test":
+        tasks += domain.sample(max(1, n // 2), split="test", seed=1)
+    return tasks
+
+
+def _timed_verify(domain: Domain, task: Task, completion: str) -> tuple[Score, float]:
+    started = time.perf_counter()
+    score = domain.verify(task, completion)
+    return score, time.perf_counter() - started
+
+
+def _range_problem(domain: Domain, score: Score, what: str) -> list[str]:
+    lo, hi = domain.manifest.reward_range
+    r = score.reward
+    if not isinstance(r, (int, float)) or not math.isfinite(r) or not lo <= r <= hi:
+        return [f"{domain.id}: reward {r!r} for {what} is outside the declared range [{lo}, {hi}]"]
+    return []
+
+
+def _time_problem(domain: Domain, seconds: float, what: str) -> list[str]:
+    limit = float(domain.manifest.data["verify_timeout_s"])
+    if seconds > limit:
+        return [f"{domain.id}: verification took {seconds:.2f}s on {what} (limit {limit:g}s)"]
+    return []
+
+
+def check_gold(domain: Domain, tasks: Sequence[Task]) -> list[str]:
+    """Gold completions score the maximum (skipped when the manifest says ``gold: false``)."""
+    if not domain.manifest.data["gold"]:
+        return []
+    _, hi = domain.manifest.reward_range
+    problems: list[str] = []
+    for task in tasks:
+        if task.gold is None:
+            problems.append(f"{domain.id}: manifest says gold: true but task {task.id} has no "
+                            "gold completion")
+            break
+        score, seconds = _timed_verify(domain, task, task.gold)
+        what = f"the gold completion of task {task.id}"
+        problems += _range_problem(domain, score, what) + _time_problem(domain, seconds, what)
+        if score.error:
+            problems.append(f"{domain.id}: verifier raised on {what}: {score.error}")
+        elif score.reward < hi:
+            problems.append(f"{domain.id}: {what} scored {score.reward:g} (expected the maximum "
+                            f"{hi:g}); feedback: {score.feedback[:200]!r}")
+        if problems:  # one failing task says enough
+            break
+    return problems
+
+
+def check_bad_inputs(domain: Domain, tasks: Sequence[Task]) -> list[str]:
+    """Empty, whitespace, echoed, garbage, huge and control-character inputs score below max."""
+    _, hi = domain.manifest.reward_range
+    problems: list[str] = []
+    for task in tasks[:2]:
+        if problems:  # one failing task says enough
+            break
+        for name, completion in bad_inputs(task).items():
+            score, seconds = _timed_verify(domain, task, completion)
+            what = f"the {name} completion of task {task.id}"
+            problems += _range_problem(domain, score, what) + _time_problem(domain, seconds, what)
+            if score.error:
+                problems.append(f"{domain.id}: verifier raised on {what}: {score.error}")
+            elif score.reward >= hi:
+                problems.append(f"{domain.id}: {what} scored the maximum {hi:g} "
+                                "(expected less)")
+    return problems
+
+
+def fingerprint(tasks: Sequence[Task]) -> str:
+    """A digest of tasks' JSON, to compare sampling across calls and processes."""
+    blob = json.dumps([t.to_dict() for t in tasks], sort_keys=True, default=repr)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _fingerprint_tasks(domain: Domain) -> list[Task]:
+    splits = domain.manifest.data["splits"]
+    return [domain.task(split, seed, index) for split in splits for seed in (0, 7)
+            for index in (0, 3)]
+
+
+_CHILD_PRINTS: dict[str, str] = {}
+
+
+def _child_fingerprints(ids: Sequence[str]) -> dict[str, str]:
+    """Fingerprints of ``ids`` computed in a fresh interpreter with a different hash seed."""
+    missing = [i for i in ids if i not in _CHILD_PRINTS]
+    if missing:
+        env = {**os.environ, "PYTHONHASHSEED": str(random.Random().randrange(1, 2**31))}
+        code = ("import json,sys; from rlhub.testing import _fingerprints_main; "
+                "_fingerprints_main(json.loads(sys.argv[1]), json.loads(sys.argv[2]))")
+        files = [str(p) for p in _registry_files()]
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(missing), json.dumps(files)],
+                             capture_output=True, text=True, env=env, timeout=600)
+        if out.returncode:
+            raise RuntimeError(f"fingerprint subprocess failed: {out.stderr[-2000:]}")
+        _CHILD_PRINTS.update(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {i: _CHILD_PRINTS.get(i, "") for i in ids}
+
+
+def _registry_files() -> list[str]:
+    from rlhub.plugins import registry
+
+    return sorted({m.source for m in registry().manifests.values() if m.source})
+
+
+def _fingerprints_main(ids: list[str], domain_files: list[str]) -> None:
+    from rlhub.plugins import registry
+
+    reg = registry(domain_files=domain_files) if domain_files else registry()
+    prints = {}
+    for domain_id in ids:
+        try:
+            prints[domain_id] = fingerprint(_fingerprint_tasks(reg.get(domain_id)))
+        except Exception as exc:  # noqa: BLE001 - reported by the caller as a mismatch
+            prints[domain_id] = f"error: {type(exc).__name__}: {exc}"
+    print(json.dumps(prints))
+
+
+def check_determinism(domain: Domain, *, across_processes: bool = True,
+                      batch: Sequence[str] = ()) -> list[str]:
+    """Seeded sampling gives the same tasks twice in-process and in a fresh process."""
+    if domain.manifest.data["determinism"] != "seeded":
+        return []
+    first = fingerprint(_fingerprint_tasks(domain))
+    if fingerprint(_fingerprint_tasks(domain)) != first:
+        return [f"{domain.id}: sampling is not deterministic: the same (split, seed, index) gave "
+                "different tasks on two calls"]
+    if across_processes:
+        other = _child_fingerprints(list(dict.fromkeys([domain.id, *batch])))[domain.id]
+        if other != first:
+            return [f"{domain.id}: sampling is not deterministic across processes: a fresh "
+                    "interpreter gave different tasks for the same (split, seed, index)"]
+    return []
+
+
+def _code_probes(domain: Domain, tasks: Sequence[Task]) -> list[str]:
+    if "code" not in domain.manifest.tags:
+        return []
+    try:
+        from rlhub.testing.probes_code import check_reward_hacking
+    except ImportError:
+        return []
+    return [p for task in tasks[:1] for p in check_reward_hacking(domain, task)]
+
+
+CHECKS: list[Callable[[Domain, Sequence[Task]], list[str]]] = [
+    check_gold,
+    check_bad_inputs,
+    _code_probes,
+]
+
+
+def check_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
+                 across_processes: bool = True) -> list[str]:
+    """Run every check on a domain (object or id) and return all problems found."""
+    if isinstance(domain, str):
+        from rlhub.plugins import registry as default_registry
+
+        reg = registry or default_registry()
+        try:
+            domain = reg.get(domain)
+        except Exception as exc:  # noqa: BLE001 - a factory that fails is a contract problem
+            return [f"{domain}: could not build the domain: {exc}"]
+        batch = reg.ids()
+    else:
+        batch = ()
+    try:
+        tasks = sample_tasks(domain, n)
+    except Exception as exc:  # noqa: BLE001
+        return [f"{domain.id}: sampling raised {type(exc).__name__}: {exc}"]
+    problems: list[str] = []
+    for check in CHECKS:
+        problems += check(domain, tasks)
+    problems += check_determinism(domain, across_processes=across_processes, batch=batch)
+    return problems
+
+
+def assert_domain_ok(domain: Domain | str, **kwargs: Any) -> None:
+    """Raise ``AssertionError`` listing every contract problem of ``domain``."""
+    problems = check_domain(domain, **kwargs)
+    if problems:
+        raise AssertionError("\n".join(problems))

@@ -1,0 +1,89 @@
+"""The domain commands of the CLI, run as a user runs them: as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def rlhub(*args, **env):
+    full = {**os.environ, "RLHUB_PLUGINS": "toyplug", **env}
+    return subprocess.run([sys.executable, "-m", "rlhub", *args], capture_output=True, text=True,
+                          env=full, timeout=120)
+
+
+def test_list_json_prints_only_json_with_the_promised_keys():
+    out = rlhub("list", "--json")
+    rows = {r["id"]: r for r in json.loads(out.stdout)}
+    assert set(rows["toy/reverse-v1"]) >= {"id", "plugin", "distribution", "version", "tags"}
+    assert rows["toy/reverse-v1"]["plugin"] == "toy"
+
+
+def test_show_prints_the_manifest_and_unknown_ids_get_a_did_you_mean():
+    shown = json.loads(rlhub("show", "toy/reverse-v1", "--json").stdout)
+    assert shown["factory"] == "toyplug:Reverse" and shown["turns"]["max_turns"] == 1
+    bad = rlhub("show", "toy/revers-v1", "--json")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "did you mean 'toy/reverse-v1'?" in bad.stderr
+
+
+def test_sample_is_the_same_in_every_process():
+    a = rlhub("sample", "toy/reverse-v1", "-n", "3", "--seed", "5", "--split", "test").stdout
+    b = rlhub("sample", "toy/reverse-v1", "-n", "3", "--seed", "5", "--split", "test",
+              PYTHONHASHSEED="123").stdout
+    tasks = [json.loads(line) for line in a.splitlines()]
+    assert a == b and len(tasks) == 3 and tasks[0]["id"] == "toy/reverse-v1:test:5:0"
+
+
+def test_sample_refuses_an_unknown_split():
+    out = rlhub("sample", "toy/reverse-v1", "--split", "dev")
+    assert out.returncode == 2
+    assert "expected a split in ['train', 'test'], found 'dev'" in out.stderr
+
+
+def test_verify_scores_lines_and_records_bad_lines_without_stopping(tmp_path):
+    task = json.loads(rlhub("sample", "toy/reverse-v1").stdout)
+    lines = [json.dumps({"task": task, "completion": task["gold"]}), "{not json",
+             json.dumps({"task": task}), json.dumps({"task": task, "completion": "nah"})]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = [json.loads(x) for x in rlhub("verify", "toy/reverse-v1", "--input", str(path),
+                                        "--json").stdout.splitlines()]
+    assert [o["line"] for o in out] == [1, 2, 3, 4]
+    assert out[0]["reward"] == 1.0 and out[0]["task_id"] == task["id"]
+    assert out[1]["error"].startswith("line 2: Expecting property name")
+    assert out[2]["error"] == 'line 3: expected {"task": {...}, "completion": "..."}'
+    assert out[3]["reward"] == 0.0 and out[3]["error"] is None
+
+
+def test_check_passes_good_domains_and_fails_broken_ones():
+    good = rlhub("check", "toy/*", "--json")
+    assert good.returncode == 0 and json.loads(good.stdout)["failed"] == 0
+    bad = rlhub("check", "broken/wrong-gold-v1", "--json", RLHUB_PLUGINS="toyplug,brokenplug")
+    report = json.loads(bad.stdout)
+    assert bad.returncode == 1 and report["failed"] == 1
+    assert "gold completion of task t1 scored 0" in report["results"][0]["problems"][0]
+
+
+def test_check_without_ids_or_all_is_an_error():
+    out = rlhub("check")
+    assert out.returncode == 2 and "expected domain ids or --all" in out.stderr
+
+
+def test_domains_file_option_registers_a_data_only_domain(tmp_path):
+    (tmp_path / "rows.jsonl").write_text('{"q": "Capital of France?", "a": "Paris"}\n')
+    spec = tmp_path / "caps.yaml"
+    spec.write_text("id: caps/capital-v1\ndataset: rows.jsonl\nverifier: exact\n"
+                    "fields: {prompt: q, answer: a}\n")
+    out = rlhub("--domains-file", str(spec), "sample", "caps/capital-v1")
+    assert json.loads(out.stdout)["answer"] == "Paris"
+
+
+@pytest.mark.parametrize("command", [["list"], ["verifiers"]])
+def test_human_output_is_readable(command):
+    out = rlhub(*command)
+    assert out.returncode == 0 and ("toy/reverse-v1" in out.stdout or "python-tests" in out.stdout)

@@ -1,0 +1,159 @@
+"""Plugin discovery: entry points, RLHUB_PLUGINS, domain files, autoload opt-out, blocking,
+and failures reported by name while every other plugin keeps working."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from rlhub import DomainNotFound, Registry
+
+
+def make_dist(root, name, entry_points, modules):
+    """A real installed distribution on ``root``: a dist-info folder plus its modules."""
+    info = root / f"{name.replace('-', '_')}-1.2.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2.3\n")
+    lines = "\n".join(f"{k} = {v}" for k, v in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[rlhub.plugins]\n{lines}\n")
+    for mod, src in modules.items():
+        (root / f"{mod}.py").write_text(textwrap.dedent(src))
+
+
+GOOD = """
+    from rlhub import hookimpl
+    import toyplug
+
+    @hookimpl
+    def rlhub_domains():
+        return [{**toyplug.manifest("a"), "id": "good/a-v1"}]
+"""
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    make_dist(root, "rlhub-good", {"good": "goodplug"}, {"goodplug": GOOD})
+    make_dist(root, "rlhub-bad", {"bad": "badplug"}, {"badplug": "raise ImportError('no numpy')"})
+    make_dist(root, "rlhub-raises", {"raises": "raisesplug"}, {"raisesplug": """
+        from rlhub import hookimpl
+
+        @hookimpl
+        def rlhub_domains():
+            raise RuntimeError("manifest table missing")
+    """})
+    make_dist(root, "rlhub-malformed", {"malformed": "malformedplug"}, {"malformedplug": """
+        from rlhub import hookimpl
+        import toyplug
+
+        @hookimpl
+        def rlhub_domains():
+            ok = {**toyplug.manifest("ok"), "id": "malformed/ok-v1"}
+            bad = {**toyplug.manifest("bad"), "id": "malformed/bad-v1", "license": 3}
+            return [ok, bad]
+    """})
+    return root
+
+
+def test_entry_point_plugins_are_found_with_their_distribution(site):
+    reg = Registry()
+    assert "good/a-v1" in reg.ids()
+    m = reg.manifest("good/a-v1")
+    assert (m.plugin, m.distribution) == ("good", "rlhub-good")
+    assert reg.plugins["good"].version == "1.2.3"
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_the_rest_work(site, capsys):
+    reg = Registry()
+    errors = {e.name: str(e) for e in reg.errors}
+    assert errors["bad"] == 'error loading plugin "bad" from rlhub-bad: ImportError: no numpy'
+    assert 'error loading plugin "bad" from rlhub-bad' in capsys.readouterr().err
+    assert "good/a-v1" in reg.ids()
+
+
+def test_a_plugin_whose_hook_raises_is_reported_by_name(site):
+    errors = {e.name: str(e) for e in Registry().errors}
+    assert errors["raises"] == ('error loading plugin "raises" from rlhub-raises: '
+                                "RuntimeError: manifest table missing")
+
+
+def test_one_malformed_manifest_does_not_hide_the_plugins_other_domains(site):
+    reg = Registry()
+    assert "malformed/ok-v1" in reg.ids() and "malformed/bad-v1" not in reg.ids()
+    msg = next(e.cause for e in reg.errors if e.name == "malformed")
+    assert msg == ("plugin 'malformed', domain 'malformed/bad-v1': field license: "
+                   "3 is not of type 'string'")
+
+
+def test_blocked_plugins_are_not_loaded(site, monkeypatch):
+    assert "good/a-v1" not in Registry(block=["good"]).ids()
+    monkeypatch.setenv("RLHUB_BLOCK_PLUGINS", "good,bad")
+    reg = Registry()
+    assert "good/a-v1" not in reg.ids() and not [e for e in reg.errors if e.name == "bad"]
+
+
+def test_autoload_can_be_disabled_but_rlhub_plugins_still_load(site, monkeypatch):
+    monkeypatch.setenv("RLHUB_DISABLE_AUTOLOAD", "1")
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
+    reg = Registry()
+    assert reg.ids() == ["toy/copy-v1", "toy/reverse-v1"]
+    assert reg.plugins["toy"].distribution == "RLHUB_PLUGINS module toyplug"
+
+
+def test_an_rlhub_plugins_module_that_fails_is_reported(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "no_such_module_xyz")
+    err = [e for e in Registry(autoload=False).errors if e.name == "no_such_module_xyz"][0]
+    assert str(err) == ('error loading plugin "no_such_module_xyz" from RLHUB_PLUGINS module '
+                        "no_such_module_xyz: ModuleNotFoundError: No module named "
+                        "'no_such_module_xyz'")
+
+
+def test_unknown_ids_suggest_near_matches(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
+    reg = Registry(autoload=False)
+    with pytest.raises(DomainNotFound) as err:
+        reg.manifest("toy/revrse-v1")
+    assert str(err.value) == ("unknown domain 'toy/revrse-v1'; did you mean 'toy/reverse-v1'? "
+                              "Run `rlhub list` to see the 2 available.")
+
+
+def test_globs_expand_and_an_empty_glob_is_an_error(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
+    reg = Registry(autoload=False)
+    assert reg.match(["toy/*", "toy/copy-v1"]) == ["toy/copy-v1", "toy/reverse-v1"]
+    with pytest.raises(DomainNotFound, match="no domain matches the glob 'nope/\\*'"):
+        reg.match(["nope/*"])
+
+
+def test_domains_are_built_once_and_lazily(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
+    reg = Registry(autoload=False)
+    assert reg._domains == {}
+    assert reg.get("toy/reverse-v1") is reg.get("toy/reverse-v1")
+
+
+HEAVY = ["torch", "sympy", "math_verify", "reasoning_gym", "docker", "transformers", "ray"]
+
+
+def test_listing_every_domain_imports_no_heavy_library(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
+    code = textwrap.dedent(f"""
+        import json, sys
+        sys.argv = ["rlhub", "list", "--json"]
+        from rlhub.cli import main
+        try:
+            main()
+        except SystemExit:
+            pass
+        print(json.dumps(sorted(set({HEAVY!r}) & set(sys.modules))), file=sys.stderr)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rows = json.loads(out.stdout)
+    assert {"toy/copy-v1", "toy/reverse-v1"} <= {r["id"] for r in rows}
+    assert json.loads(out.stderr.strip().splitlines()[-1]) == []

@@ -1,0 +1,26 @@
+"""The public facade and the packaging stay consistent."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import rlhub
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_all_is_sorted_and_every_name_resolves():
+    assert rlhub.__all__ == sorted(rlhub.__all__)
+    for name in rlhub.__all__:
+        assert getattr(rlhub, name) is not None, name
+
+
+def test_every_core_and_hub_package_is_listed_in_pyproject():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = set()
+    for base, name in (("core", "rlhub"), ("hub", "rlhub.hub")):
+        for init in (ROOT / base).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / base)
+            found.add(".".join([name, *rel.parts]))
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"

@@ -1,0 +1,105 @@
+"""The contract kit catches each deliberately broken domain, with its exact message."""
+
+from __future__ import annotations
+
+import brokenplug
+import pytest
+import toyplug
+
+from rlhub.testing import assert_domain_ok, bad_inputs, check_domain
+
+
+@pytest.fixture
+def reg(rlhub_hub):
+    return rlhub_hub(plugins=[toyplug, brokenplug])
+
+
+def first_task(reg, domain_id):
+    return reg.get(domain_id).task("train", 0, 0)
+
+
+def problems(reg, domain_id):
+    return check_domain(reg.get(domain_id), n=2, across_processes=False)
+
+
+def test_well_behaved_domains_have_no_problems(reg):
+    assert problems(reg, "toy/reverse-v1") == []
+    assert problems(reg, "toy/copy-v1") == []
+
+
+def test_a_gold_completion_that_fails_is_reported(reg):
+    assert problems(reg, "broken/wrong-gold-v1") == [
+        "broken/wrong-gold-v1: the gold completion of task t1 scored 0 (expected the maximum 1); "
+        "feedback: ''"
+    ]
+
+
+def test_a_verifier_that_raises_on_empty_input_is_reported(reg):
+    tid = first_task(reg, "broken/crash-on-empty-v1").id
+    assert problems(reg, "broken/crash-on-empty-v1") == [
+        f"broken/crash-on-empty-v1: verifier raised on the empty completion of task {tid}: "
+        "IndexError: string index out of range"
+    ]
+
+
+def test_an_echoed_prompt_that_earns_the_maximum_is_reported(reg):
+    tid = first_task(reg, "broken/echo-passes-v1").id
+    assert problems(reg, "broken/echo-passes-v1") == [
+        f"broken/echo-passes-v1: the echoed prompt completion of task {tid} scored the maximum 1 "
+        "(expected less)"
+    ]
+
+
+def test_sampling_from_the_global_random_module_is_reported(reg):
+    assert problems(reg, "broken/nondeterministic-v1") == [
+        "broken/nondeterministic-v1: sampling is not deterministic: the same (split, seed, index) "
+        "gave different tasks on two calls"
+    ]
+
+
+def test_a_slow_verifier_is_reported(reg):
+    found = problems(reg, "broken/slow-v1")
+    tid = first_task(reg, "broken/slow-v1").id
+    assert found[0].startswith(f"broken/slow-v1: verification took 0.1")
+    assert found[0].endswith(f"s on the gold completion of task {tid} (limit 0.05s)")
+
+
+def test_a_reward_outside_the_declared_range_is_reported(reg):
+    tid = first_task(reg, "broken/out-of-range-v1").id
+    assert problems(reg, "broken/out-of-range-v1")[0] == (
+        f"broken/out-of-range-v1: reward 2.0 for the gold completion of task {tid} is outside the "
+        "declared range [0.0, 1.0]"
+    )
+
+
+def test_a_missing_gold_completion_is_reported(reg):
+    assert problems(reg, "broken/no-gold-v1") == [
+        "broken/no-gold-v1: manifest says gold: true but task t2 has no gold completion"
+    ]
+
+
+def test_assert_domain_ok_raises_with_every_problem(reg):
+    with pytest.raises(AssertionError, match="scored 0 \\(expected the maximum 1\\)"):
+        assert_domain_ok(reg.get("broken/wrong-gold-v1"), across_processes=False)
+
+
+def test_bad_inputs_cover_every_probe_the_contract_names():
+    from rlhub import Task
+
+    probes = bad_inputs(Task("t", "toy/x-v1", "What is 2+2?"))
+    assert set(probes) == {"empty", "whitespace", "echoed prompt", "random garbage", "100 kB",
+                           "control characters"}
+    assert len(probes["100 kB"]) == 100_000
+    assert probes["echoed prompt"] == "What is 2+2?"
+
+
+def test_determinism_across_processes_uses_a_fresh_interpreter(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
+    monkeypatch.setenv("RLHUB_DISABLE_AUTOLOAD", "1")
+    from rlhub import plugins
+
+    plugins.reset()
+    try:
+        assert check_domain("toy/reverse-v1", n=2) == []
+    finally:
+        plugins.reset()
