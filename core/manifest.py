@@ -7,8 +7,8 @@ named by ``factory`` (``"module:attr"``) and imported only when the domain is fi
 
 from __future__ import annotations
 
-import copy
 import functools
+import hashlib
 import json
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,16 +16,18 @@ from typing import Any
 
 from rlhub.errors import ManifestError
 
-DEFAULTS: dict[str, Any] = {
-    "splits": ["train", "test"],
-    "determinism": "seeded",
-    "gold": True,
-    "size": None,
-    "sandbox": {"kind": "none"},
-    "turns": {"max_turns": 1, "repair_discount": 1.0},
-    "verify_timeout_s": 10.0,
-    "params": {},
-}
+def defaults() -> dict[str, Any]:
+    """Fresh default values for the optional manifest fields."""
+    return {
+        "splits": ["train", "test"],
+        "determinism": "seeded",
+        "gold": True,
+        "size": None,
+        "sandbox": {"kind": "none"},
+        "turns": {"max_turns": 1, "repair_discount": 1.0},
+        "verify_timeout_s": 10.0,
+        "params": {},
+    }
 
 
 @functools.cache
@@ -37,10 +39,47 @@ def schema(name: str) -> dict[str, Any]:
 
 @functools.cache
 def _validator(name: str) -> Any:
-    import jsonschema  # deferred: listing pays for it only once, when it validates
+    import jsonschema  # deferred: a listing whose manifests are all known valid never imports it
 
-    cls = jsonschema.Draft202012Validator
-    return cls(schema(name), format_checker=cls.FORMAT_CHECKER)
+    return jsonschema.Draft202012Validator(schema(name))
+
+
+class ValidCache:
+    """Content hashes of manifests already found valid, kept in ``$RLHUB_HOME/cache``.
+
+    Validating a manifest costs milliseconds and a listing validates hundreds; a manifest whose
+    canonical JSON hashes to a known-valid digest (under the same schema) is not validated again.
+    """
+
+    def __init__(self) -> None:
+        from rlhub.plugins import rlhub_home
+
+        tag = hashlib.sha256(json.dumps(schema("manifest"), sort_keys=True).encode()).hexdigest()
+        self.path = rlhub_home() / "cache" / f"valid-manifests-{tag[:16]}.txt"
+        try:
+            self.known = set(self.path.read_text().split())
+        except OSError:
+            self.known = set()
+        self.new: list[str] = []
+
+    @staticmethod
+    def key(raw: Any) -> str:
+        return hashlib.sha256(json.dumps(raw, sort_keys=True, default=repr).encode()).hexdigest()
+
+    def add(self, key: str) -> None:
+        self.known.add(key)
+        self.new.append(key)
+
+    def save(self) -> None:
+        if not self.new:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a") as fh:
+                fh.write("\n".join(self.new) + "\n")
+        except OSError:
+            pass  # a read-only home only costs speed
+        self.new.clear()
 
 
 def schema_errors(name: str, data: Any) -> list[str]:
@@ -66,22 +105,29 @@ class Manifest:
     source: str = field(default="", compare=False)
 
     @classmethod
-    def parse(cls, raw: Any, *, plugin: str, distribution: str = "", source: str = "") -> Manifest:
-        """Validate ``raw`` and fill defaults; raise :class:`ManifestError` naming plugin, domain, field."""
+    def parse(cls, raw: Any, *, plugin: str, distribution: str = "", source: str = "",
+              cache: ValidCache | None = None) -> Manifest:
+        """Validate ``raw`` and fill defaults; raise :class:`ManifestError` naming plugin, domain, field.
+
+        ``raw`` becomes part of the manifest: callers hand over a fresh dict.
+        """
         domain = raw.get("id", "<no id>") if isinstance(raw, dict) else "<not a mapping>"
-        errors = schema_errors("manifest", raw)
+        key = ValidCache.key(raw) if cache is not None else ""
+        errors = [] if key and key in cache.known else schema_errors("manifest", raw)  # type: ignore[union-attr]
         if not errors and not raw["id"].startswith(f"{plugin}/"):
             errors.append(f"field id: expected the namespace '{plugin}/' of plugin {plugin!r}")
         if not errors:
             errors = _reward_errors(raw["reward"])
         if errors:
             raise ManifestError(f"plugin {plugin!r}, domain {domain!r}: " + "; ".join(errors))
-        data = copy.deepcopy(DEFAULTS)
-        for key, value in raw.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **copy.deepcopy(value)}
+        if cache is not None and key not in cache.known:
+            cache.add(key)
+        data = defaults()
+        for name, value in raw.items():
+            if isinstance(value, dict) and isinstance(data.get(name), dict):
+                data[name] = {**data[name], **value}
             else:
-                data[key] = copy.deepcopy(value)
+                data[name] = value
         return cls(data, plugin=plugin, distribution=distribution, source=source)
 
     @property

@@ -166,6 +166,9 @@ class Registry:
         print(f"rlhub: {err}", file=sys.stderr)
 
     def _collect_manifests(self) -> None:
+        from rlhub.manifest import ValidCache
+
+        self._valid = ValidCache()
         for impl in self.pm.hook.rlhub_domains.get_hookimpls():
             info = self.plugins.get(impl.plugin_name)
             if info is None:  # the built-in plugin declares no domains
@@ -178,10 +181,12 @@ class Registry:
                 continue
             for raw in raws:
                 self._add_manifest(raw, info)
+        self._valid.save()
 
     def _add_manifest(self, raw: Any, info: PluginInfo) -> None:
         try:
-            manifest = Manifest.parse(raw, plugin=info.name, distribution=info.distribution)
+            manifest = Manifest.parse(raw, plugin=info.name, distribution=info.distribution,
+                                      cache=self._valid)
         except ManifestError as exc:
             self.errors.append(LoadError(info.name, info.distribution, str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)

@@ -58,7 +58,7 @@ def _builtin(spec: str, name: str, options: dict[str, Any]) -> Any:
     from rlhub.policy.local import LocalCausalLM, _split_options
     from rlhub.policy.tiny import load_tiny
 
-    opts = dict(options)
+    opts = {"threads": 1, **options}
     seed = int(opts.pop("seed", 0))
     model, tokenizer = load_tiny(opts.pop("path", None), seed=seed)
     return LocalCausalLM(model, tokenizer, spec=spec, name=f"tiny-seed{seed}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +50,12 @@ class MicroBatcher:
         self._pending.append(request)
         if self._worker is None or self._worker.done() or self._worker.get_loop() is not loop:
             self._worker = loop.create_task(self._drain())
-        return await request.future
+        start = time.perf_counter()
+        results = await request.future
+        waited = time.perf_counter() - start  # the latency a caller sees: queueing + its batch
+        for gen in results:
+            gen.latency_s = waited
+        return results
 
     async def _drain(self) -> None:
         while self._pending:

@@ -4,7 +4,8 @@ Prompts are rendered with the tokenizer's chat template when it has one, otherwi
 ``role: content`` lines ending in ``assistant: `` (:func:`rlhub.policy.tiny.chat_prompt`). Long
 prompts are truncated from the left so that prompt plus ``max_tokens`` fits the context window.
 Concurrent requests are merged by a :class:`~rlhub.policy.batching.MicroBatcher`; one model call
-runs at a time. With ``seed`` set, sampling is reproducible for the same batch composition.
+runs at a time. Option ``threads`` sets torch's (process-wide) intra-op thread count; the tiny
+model defaults to 1, which on a busy 2-core machine is several times faster than 2. With ``seed`` set, sampling is reproducible for the same batch composition.
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ class LocalCausalLM:
 
     def __init__(self, model: Any, tokenizer: Any, *, spec: str, name: str,
                  defaults: dict[str, Any] | None = None, max_batch: int = 32,
-                 source: str = ""):
+                 source: str = "", threads: int | None = None):
+        from transformers.utils import logging as hf_logging
+
+        if threads:
+            import torch
+
+            torch.set_num_threads(int(threads))  # process-wide; small models run best on 1
+        hf_logging.set_verbosity_error()  # generate()'s padding advice is noise here
         self.model = model
         self.tokenizer = tokenizer
         self.spec = spec
@@ -149,6 +157,7 @@ def _split_options(options: dict[str, Any]) -> dict[str, Any]:
     from rlhub.policy.protocol import sampling_from
 
     out: dict[str, Any] = {"defaults": sampling_from(options)}
-    if options.get("max_batch"):
-        out["max_batch"] = int(options["max_batch"])
+    for key in ("max_batch", "threads"):
+        if options.get(key):
+            out[key] = int(options[key])
     return out

@@ -22,7 +22,8 @@ LANGUAGES = ("python", "bash", "c", "cpp", "javascript")
 
 @dataclass
 class Limits:
-    """Per-job limits. ``output_bytes`` caps stdout and stderr each."""
+    """Per-job limits. ``output_bytes`` caps stdout and stderr each; ``disk_mb`` caps the work
+    dir's files (and any one file's size); ``network`` opts the job into the host's network."""
 
     wall_s: float = 10.0
     cpu_s: float = 10.0
@@ -30,6 +31,7 @@ class Limits:
     output_bytes: int = 1 << 20
     processes: int = 64
     network: bool = False
+    disk_mb: int = 64
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Limits:
@@ -43,20 +45,22 @@ class Limits:
 
 @dataclass
 class ExecRequest:
-    """One job: a program in ``language`` (``code``), extra ``files``, ``argv``, ``stdin``."""
+    """One job: a program in ``language`` (``code``), extra ``files``, ``argv``, ``stdin``
+    (text, or bytes for binary input) and ``env`` entries added to the sandbox's clean env."""
 
     code: str
     language: str = "python"
     files: dict[str, str] = field(default_factory=dict)
     argv: list[str] = field(default_factory=list)
-    stdin: str = ""
+    stdin: str | bytes = ""
     limits: Limits = field(default_factory=Limits)
     env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class ExecResult:
-    """What a job did. ``missing`` names every protection that was not in force for it."""
+    """What a job did. ``missing`` names every protection that was not in force for it;
+    ``leftovers`` counts processes the job left running that the sandbox killed after it."""
 
     status: str
     exit_code: int | None
@@ -68,6 +72,7 @@ class ExecResult:
     backend: str = ""
     missing: list[str] = field(default_factory=list)
     detail: str = ""
+    leftovers: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

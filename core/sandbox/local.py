@@ -1,122 +1,341 @@
-"""The ``local`` backend (first cut): one subprocess per job with rlimits, a private work dir,
-a wall-clock timeout, output caps, a clean environment and a process-group kill.
+"""The ``local`` backend: a pre-forked pool of warm fork-server workers on this machine.
 
-Namespaces (network, read-only root) are not applied by this first cut; every result says so in
-``missing``. The pre-forked, namespaced pool replaces this module.
+Each worker (``worker.py``) runs inside bubblewrap with every namespace unshared (user, pid,
+mount, network, ipc, uts, cgroup), a read-only view of the host (``--ro-bind / /``), a private
+``/dev``, ``/proc`` and ``/tmp``. Started as root, the backend gives each worker its own host uid
+range through a custom uid map (ns root -> one unprivileged host uid, slot uids -> distinct host
+uids), so every concurrent job runs as a uid no other job has. Jobs get a private tmpfs work dir
+in their own mount namespace, rlimits, a wall clock, output caps, a clean environment and no
+network; everything a job starts is killed when it ends (see ``worker.py``).
+
+Where the machine cannot provide a protection (no bubblewrap, not root), the backend still runs
+in a weaker mode, and :meth:`LocalBackend.info` and every result's ``missing`` name what is off.
+Jobs that set ``limits.network`` go to a separate pool whose sandboxes share the host network.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import fcntl
+import json
 import os
-import resource
 import shutil
-import signal
+import stat
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlhub.sandbox import ExecRequest, ExecResult, Limits
+from rlhub.errors import SandboxError
+from rlhub.sandbox import ExecRequest, ExecResult
+from rlhub.sandbox.channel import GRACE_S, Channel, infra_error, validate, worker_source, write_all
 
-MISSING = ["network_namespace", "readonly_root", "pid_namespace", "user_namespace"]
-COMMANDS = {
-    "python": [sys.executable, "-I", "main.py"],
-    "bash": ["/bin/bash", "main.sh"],
-    "javascript": ["node", "main.js"],
-}
-SOURCE = {"python": "main.py", "bash": "main.sh", "javascript": "main.js", "c": "main.c",
-          "cpp": "main.cpp"}
-
-
-def _limits(limits: Limits) -> Any:
-    def apply() -> None:
-        os.setsid()
-        cpu = max(1, int(limits.cpu_s + 0.999))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        mem = limits.memory_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 20, 16 << 20))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    return apply
+PROTECTIONS = ("user_namespace", "pid_namespace", "mount_namespace", "network_namespace",
+               "ipc_namespace", "readonly_root", "private_workdir", "per_job_uid", "rlimits",
+               "wall_timeout", "output_caps", "clean_env", "process_cleanup", "no_nested_userns")
+NAMESPACED = ("user_namespace", "pid_namespace", "mount_namespace", "network_namespace",
+              "ipc_namespace", "readonly_root", "no_nested_userns")
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+UID_RANGE_BASE, UID_RANGE_SIZE, UIDS_PER_WORKER = 1_000_000, 1 << 16, 4096
+SLOT_UID = 1000
+# The worker's source arrives on stdin ahead of the first frame (no file of ours needs to be
+# readable by the sandbox's uids, and `ps` shows a short command line).
+BOOTSTRAP = ("import sys; f = sys.stdin.buffer; n = int(f.readline()); "
+             "exec(compile(f.read(n), 'rlhub-sandbox-worker', 'exec'))")
 
 
-def _status(code: int | None, timed_out: bool, over: bool, stderr: str) -> str:
-    if timed_out:
-        return "timeout"
-    if over:
-        return "output_limit"
-    if code == 0:
-        return "ok"
-    if code in (-signal.SIGXCPU, -signal.SIGKILL) and "MemoryError" not in stderr:
-        return "timeout" if code == -signal.SIGXCPU else "killed"
-    if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
-        return "memory"
-    return "error"
+def world_executable(path: str) -> bool:
+    """True when an unprivileged uid can reach and execute ``path`` (every parent traversable)."""
+    real = Path(os.path.realpath(path))
+    if not real.exists() or not real.stat().st_mode & stat.S_IXOTH:
+        return False
+    return all(p.stat().st_mode & stat.S_IXOTH for p in real.parents)
+
+
+def find_tool(name: str, need_world: bool) -> str | None:
+    path = shutil.which(name, path=SAFE_PATH)
+    if path and (not need_world or world_executable(path)):
+        return path
+    return None
+
+
+@dataclass
+class HostSupport:
+    """What this machine offers the backend: bubblewrap, root, an interpreter, toolchains."""
+
+    bwrap: str | None
+    root: bool
+    python: str
+    tools: dict[str, str] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        return ("bwrap" if self.bwrap else "host") + ("" if self.root else "-unprivileged")
+
+    def languages(self) -> tuple[str, ...]:
+        need = {"python": "python", "bash": "bash", "c": "gcc", "cpp": "g++", "javascript": "node"}
+        return tuple(lang for lang, tool in need.items() if lang == "python" or tool in self.tools)
+
+
+def detect(python: str | None = None) -> HostSupport:
+    """Probe the machine once: which sandboxing mode and which languages are possible."""
+    root = os.geteuid() == 0
+    bwrap = shutil.which("bwrap", path=SAFE_PATH)
+    why = {}
+    if bwrap is None:
+        why["namespaces"] = "bubblewrap is not installed (apt-get install -y bubblewrap)"
+    if not root:
+        why["per_job_uid"] = "the backend is not running as root, so it cannot map slot uids"
+    need_world = bwrap is not None and root
+    candidates = [python] if python else ["/usr/bin/python3.11", "/usr/bin/python3", sys.executable]
+    interpreter = next((c for c in candidates if c and os.path.isabs(c) and os.path.exists(c)
+                        and (not need_world or world_executable(c))), None)
+    if interpreter is None:
+        raise SandboxError(f"local sandbox: expected a Python interpreter an unprivileged uid can "
+                           f"run, found none of {candidates}; pass python=PATH")
+    tools = {name: path for name in ("bash", "sh", "gcc", "g++", "node")
+             if (path := find_tool(name, need_world))}
+    if "sh" not in tools or "bash" not in tools:
+        raise SandboxError("local sandbox: expected /bin/sh and bash on PATH, found "
+                           f"sh={tools.get('sh')} bash={tools.get('bash')}")
+    return HostSupport(bwrap, root, interpreter, tools, why)
+
+
+class UidLease:
+    """An exclusive host uid range for this backend, held by a lock file while it lives."""
+
+    def __init__(self, directory: str = "/tmp/rlhub-sandbox-uids"):
+        os.makedirs(directory, mode=0o755, exist_ok=True)
+        for index in range(4096):
+            fd = os.open(f"{directory}/{index}.lock", os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.fd, self.base = fd, UID_RANGE_BASE + index * UID_RANGE_SIZE
+            return
+        raise SandboxError(f"local sandbox: all 4096 uid ranges under {directory} are in use")
+
+    def release(self) -> None:
+        os.close(self.fd)
+
+
+class WorkerProcess:
+    """One sandboxed worker process and its channel."""
+
+    def __init__(self, support: HostSupport, index: int, slots: int, disk_mb: int,
+                 network: bool, host_uid: int | None):
+        self.support, self.network = support, network
+        self.stderr = tempfile.TemporaryFile()
+        self.jobs_dir = "/tmp/rlhub-jobs" if support.bwrap else tempfile.mkdtemp(prefix="rlhub-jobs-")
+        os.chmod(self.jobs_dir, 0o711) if not support.bwrap else None
+        per_job_uid = support.root
+        config = {"slots": slots if per_job_uid else 1, "disk_mb": disk_mb,
+                  "mount_ns": bool(support.bwrap and support.root), "jobs_dir": self.jobs_dir,
+                  "tools": support.tools, "own_userns": bool(support.bwrap and support.root),
+                  "uid_base": None}
+        if per_job_uid:
+            config["uid_base"] = SLOT_UID if support.bwrap else host_uid + SLOT_UID
+        self.slots = config["slots"]
+        argv = [support.python, "-I", "-S", "-c", BOOTSTRAP, json.dumps(config)]
+        self.proc, rfd, wfd = self._start(argv, host_uid, network)
+        source = worker_source().encode()
+        write_all(wfd, b"%d\n" % len(source) + source)  # read by BOOTSTRAP before any frame
+        missing = missing_for(support, network)
+        self.channel = Channel(rfd, wfd, "local", missing)
+        if not self.channel.ready.get("subreaper"):
+            self.channel.missing.append("process_cleanup")
+        if support.bwrap and support.root and not self.channel.ready.get("no_nested_userns"):
+            self.channel.missing.append("no_nested_userns")
+
+    def _start(self, argv: list[str], host_uid: int | None,
+               network: bool) -> tuple[subprocess.Popen[bytes], int, int]:
+        env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8"}
+        if not self.support.bwrap:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self.stderr, env=env, close_fds=True,
+                                    start_new_session=True, cwd="/")
+            return proc, proc.stdout.fileno(), proc.stdin.fileno()  # type: ignore[union-attr]
+        return self._start_bwrap(argv, host_uid, network, env)
+
+    def _start_bwrap(self, argv: list[str], host_uid: int | None, network: bool,
+                     env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int, int]:
+        cmd = [self.support.bwrap or "bwrap", "--unshare-all", "--new-session",
+               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+               "--hostname", "rlhub-sandbox"] + (["--share-net"] if network else [])
+        if not self.support.root:
+            proc = subprocess.Popen(cmd + ["--uid", "1000", "--gid", "1000", "--", *argv],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self.stderr, env=env, close_fds=True, cwd="/")
+            return proc, proc.stdout.fileno(), proc.stdin.fileno()  # type: ignore[union-attr]
+        block_r, block_w = os.pipe()
+        info_r, info_w = os.pipe()
+        cmd += ["--unshare-user", "--userns-block-fd", str(block_r), "--info-fd", str(info_w),
+                "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--", *argv]
+        assert host_uid is not None
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=self.stderr, env=env, pass_fds=(block_r, info_w),
+                                user=host_uid, group=host_uid, extra_groups=[], cwd="/")
+        os.close(block_r)
+        os.close(info_w)
+        try:
+            child = self._read_info(info_r)
+            mapping = f"0 {host_uid} 1\n{SLOT_UID} {host_uid + SLOT_UID} {self.slots}\n"
+            for name in ("uid_map", "gid_map"):
+                Path(f"/proc/{child}/{name}").write_text(mapping)
+            os.write(block_w, b"1")
+        except (OSError, ValueError) as exc:
+            proc.kill()
+            raise SandboxError(f"local sandbox: could not map uids into bubblewrap: {exc}; "
+                               f"bwrap said: {self.stderr_text()}") from exc
+        finally:
+            os.close(info_r)
+            os.close(block_w)
+        return proc, proc.stdout.fileno(), proc.stdin.fileno()  # type: ignore[union-attr]
+
+    def _read_info(self, fd: int) -> int:
+        data = b""
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise ValueError(f"bwrap closed --info-fd early: {data!r}")
+            data += chunk
+            try:
+                return int(json.loads(data)["child-pid"])
+            except ValueError:
+                continue
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read()[-2000:].decode(errors="replace").strip()
+
+    def close(self) -> None:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr.close()
+        if not self.support.bwrap:
+            shutil.rmtree(self.jobs_dir, ignore_errors=True)
+
+
+def missing_for(support: HostSupport, network: bool) -> list[str]:
+    missing = [] if support.bwrap else [p for p in NAMESPACED]
+    if not support.root:
+        missing += ["per_job_uid", "no_nested_userns"] if support.bwrap else ["per_job_uid"]
+    if network and "network_namespace" in missing:
+        missing.remove("network_namespace")  # the job asked for the network
+    return sorted(set(missing))
 
 
 class LocalBackend:
-    """Subprocess-per-job backend; see the module docstring."""
+    """See the module docstring. Options: ``workers`` (default: one per core), ``slots`` (jobs
+    in flight per worker), ``disk_mb`` (default work dir size), ``python`` (job interpreter)."""
 
     name = "local"
 
-    def info(self) -> dict[str, Any]:
-        return {"backend": self.name, "active": ["rlimits", "private_workdir", "wall_timeout",
-                                                  "output_caps", "clean_env", "process_group_kill"],
-                "missing": MISSING}
+    def __init__(self, workers: int | None = None, slots: int = 32, disk_mb: int = 64,
+                 python: str | None = None):
+        self.support = detect(python)
+        self.workers = workers or max(1, os.cpu_count() or 1)
+        if not self.support.root:
+            self.workers = max(self.workers, 2 * (os.cpu_count() or 1))  # one job per worker
+        self.slots, self.disk_mb = slots, disk_mb
+        self.lease = UidLease() if self.support.root else None
+        self.pools: dict[bool, list[WorkerProcess | None]] = {}
+        self.lock = threading.Lock()
+        self.closed = False
+        atexit.register(self.close)
+
+    # pool -----------------------------------------------------------------------------------------
+    def _host_uid(self, index: int, network: bool) -> int | None:
+        if self.lease is None:
+            return None
+        return self.lease.base + (index * 2 + int(network)) * UIDS_PER_WORKER
+
+    def _pool(self, network: bool) -> list[WorkerProcess | None]:
+        if network not in self.pools:
+            self.pools[network] = [None] * (self.workers if not network else 1)
+        pool = self.pools[network]
+        for i, worker in enumerate(pool):
+            if worker is None or not worker.channel.alive:
+                if worker is not None:
+                    worker.close()
+                pool[i] = WorkerProcess(self.support, i, self.slots, self.disk_mb, network,
+                                        self._host_uid(i, network))
+        return pool
+
+    def _channel(self, network: bool) -> Channel:
+        with self.lock:
+            if self.closed:
+                raise SandboxError("the local sandbox backend is closed")
+            pool = self._pool(network)
+            return min((w.channel for w in pool if w is not None), key=Channel.load)
+
+    # API ------------------------------------------------------------------------------------------
+    def submit(self, request: ExecRequest) -> Future[ExecResult]:
+        """Start ``request`` and return a future of its result."""
+        validate(request, self.support.languages())
+        return self._channel(request.limits.network).submit(request)
 
     def run(self, request: ExecRequest) -> ExecResult:
-        work = Path(tempfile.mkdtemp(prefix="rlhub-job-"))
         try:
-            return self._run_in(work, request)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-
-    def _run_in(self, work: Path, request: ExecRequest) -> ExecResult:
-        lang = request.language
-        (work / SOURCE[lang]).write_text(request.code)
-        for name, text in request.files.items():
-            (work / name).write_text(text)
-        if lang in ("c", "cpp"):
-            compiler = "gcc" if lang == "c" else "g++"
-            build = subprocess.run([compiler, "-O1", "-o", "main", SOURCE[lang], "-lm"], cwd=work,
-                                   capture_output=True, text=True, timeout=60)
-            if build.returncode:
-                return ExecResult("error", build.returncode, "", build.stderr[-4000:], 0.0,
-                                  backend=self.name, missing=MISSING, detail="compile error")
-            argv = ["./main"]
-        else:
-            argv = COMMANDS[lang]
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "LANG": "C.UTF-8", **request.env}
-        started = time.monotonic()
-        proc = subprocess.Popen(argv + request.argv, cwd=work, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                preexec_fn=_limits(request.limits))
-        timed_out = False
+            future = self.submit(request)
+        except SandboxError as exc:
+            return infra_error(self.name, self.missing(request.limits.network), str(exc))
         try:
-            out, err = proc.communicate(request.stdin.encode(), timeout=request.limits.wall_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        cap = request.limits.output_bytes
-        over = len(out) > cap or len(err) > cap
-        stderr = err[:cap].decode(errors="replace")
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return ExecResult(_status(proc.returncode, timed_out, over, stderr), proc.returncode,
-                          out[:cap].decode(errors="replace"), stderr, time.monotonic() - started,
-                          usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, self.name, MISSING)
+            return future.result(timeout=request.limits.wall_s + GRACE_S)
+        except FutureTimeout:
+            return infra_error(self.name, self.missing(request.limits.network),
+                               "the sandbox worker did not answer in time")
 
     async def run_batch(self, requests: Sequence[ExecRequest]) -> list[ExecResult]:
-        return list(await asyncio.gather(*(asyncio.to_thread(self.run, r) for r in requests)))
+        async def one(request: ExecRequest) -> ExecResult:
+            try:
+                future = self.submit(request)
+            except SandboxError as exc:
+                return infra_error(self.name, self.missing(request.limits.network), str(exc))
+            return await asyncio.wrap_future(future)
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    def missing(self, network: bool = False) -> list[str]:
+        pool = self.pools.get(network) or []
+        live = [w for w in pool if w is not None]
+        return list(live[0].channel.missing) if live else missing_for(self.support, network)
+
+    def info(self) -> dict[str, Any]:
+        missing = self._channel(False).missing
+        return {"backend": self.name, "mode": self.support.mode,
+                "active": [p for p in PROTECTIONS if p not in missing], "missing": list(missing),
+                "why": dict(self.support.why), "languages": list(self.support.languages()),
+                "workers": self.workers, "slots_per_worker": self.slots,
+                "python": self.support.python, "bwrap": self.support.bwrap}
 
     def close(self) -> None:
-        pass
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            for pool in self.pools.values():
+                for worker in pool:
+                    if worker is not None:
+                        worker.close()
+            self.pools.clear()
+            if self.lease is not None:
+                self.lease.release()

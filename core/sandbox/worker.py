@@ -43,7 +43,10 @@ CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
 MEMORY_WORDS = (b"MemoryError", b"bad_alloc", b"Cannot allocate memory", b"out of memory",
-                b"JavaScript heap out of memory")
+                b"JavaScript heap out of memory", b"Fatal process OOM")
+# V8 reserves ~800 MiB of address space before running anything; node's heap is capped by
+# --max-old-space-size instead, and its address-space limit is raised by this much.
+NODE_EXTRA_AS_MB = 1024
 SOURCES = {"python": "main.py", "bash": "main.sh", "javascript": "main.js", "c": "main.c",
            "cpp": "main.cpp"}
 COMPILE_FAILED = 97
@@ -115,7 +118,7 @@ def child_prepare(slot, out_w, err_w, ctl):
     """Sandbox this freshly forked child for ``slot``; runs before any job is known."""
     os.setpgid(0, 0)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                signal.SIGUSR2, signal.SIGPIPE, signal.SIGCHLD, signal.SIGXFSZ):
+                signal.SIGUSR2, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     signal.set_wakeup_fd(-1)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -175,9 +178,9 @@ def child_main(slot, out_w, err_w, ctl):
     os._exit(0)
 
 
-def set_limits(limits):
+def set_limits(limits, lang):
     cpu = max(1, int(limits["cpu_s"] + 0.999))
-    mem = int(limits["memory_mb"]) << 20
+    mem = (int(limits["memory_mb"]) + (NODE_EXTRA_AS_MB if lang == "javascript" else 0)) << 20
     disk = int(limits.get("disk_mb", CONFIG["disk_mb"])) << 20
     for what, value in ((resource.RLIMIT_CPU, (cpu, cpu + 1)), (resource.RLIMIT_AS, (mem, mem)),
                         (resource.RLIMIT_NPROC, (limits["processes"],) * 2),
@@ -197,7 +200,7 @@ def run_job(header, meta, workdir):
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
     env = dict(os.environ, HOME=workdir, TMPDIR=workdir, PWD=workdir, **meta.get("env", {}))
-    set_limits(header["limits"])
+    set_limits(header["limits"], lang)
     argv = meta.get("argv", [])
     if lang == "python":
         run_python(meta.get("code", ""), argv, env)
@@ -438,46 +441,53 @@ class Worker:
     def sweep(self, slot, wait=True):
         """SIGKILL every process of ``slot``'s job; with ``wait``, until none is left."""
         deadline = time.monotonic() + 2.0
+        killed = set()
         while True:
-            alive = self.kill_uid(slot) if slot.uid is not None else self.kill_orphans()
-            if not wait or not alive:
-                return alive
-            self.reap_orphans()
-            if time.monotonic() > deadline:
-                return alive
-            time.sleep(0.001)
+            found = self.kill_uid(slot) if slot.uid is not None else self.kill_orphans()
+            killed.update(found)
+            if not wait or not found or time.monotonic() > deadline:
+                return len(killed)
+            for pid in found:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass  # not ours yet: reparented to this subreaper when its parent dies
+            time.sleep(0.0005)
 
     def kill_uid(self, slot):
-        alive = 0
+        """SIGKILL every process whose real uid is the slot's; returns their pids."""
+        found = []
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
-            pid = int(name)
             try:
-                if os.stat(f"/proc/{name}").st_uid != slot.uid or pid == slot.pid:
+                with open(f"/proc/{name}/status", "rb") as f:
+                    status = f.read()
+                uid = int(status[status.index(b"\nUid:") + 5:].split(None, 1)[0])
+                if uid != slot.uid:
                     continue
-                os.kill(pid, signal.SIGKILL)
-                alive += 1
-            except OSError:
+                os.kill(int(name), signal.SIGKILL)
+                found.append(int(name))
+            except (OSError, ValueError):
                 continue
-        return alive
+        return found
 
     def kill_orphans(self):
-        """One-slot mode: every child of this worker that is neither a job nor the spare."""
-        alive = 0
+        """One-slot mode: SIGKILL every child of this worker that is neither a job nor the spare."""
+        found = []
         try:
             with open(f"/proc/self/task/{os.getpid()}/children") as f:
                 children = [int(p) for p in f.read().split()]
         except OSError:
-            return 0
+            return found
         for pid in children:
             if pid not in self.by_pid:
                 try:
                     os.kill(pid, signal.SIGKILL)
-                    alive += 1
+                    found.append(pid)
                 except OSError:
                     pass
-        return alive
+        return found
 
     def reap_orphans(self):
         while True:
@@ -500,7 +510,6 @@ class Worker:
         del self.by_pid[slot.pid]
         job = slot.job
         leftovers = self.sweep(slot)
-        self.reap_orphans_except_jobs()
         if job is None:  # a spare died before it got a job
             self.drop_spare(slot)
         else:
@@ -508,24 +517,11 @@ class Worker:
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
             self.report(job, status, usage, leftovers)
-        if slot.uid is None or not CONFIG["mount_ns"]:
+        if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
         slot.pid = None
         slot.job = None
         self.dispatch()
-
-    def reap_orphans_except_jobs(self):
-        while True:
-            try:
-                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                return
-            if info is None or info.si_pid in self.by_pid:
-                return
-            try:
-                os.waitpid(info.si_pid, 0)
-            except ChildProcessError:
-                pass
 
     def drop_spare(self, slot):
         if self.spare is not None and self.spare[0] is slot:
@@ -557,6 +553,15 @@ class Worker:
         for fd, n in blobs:
             send_out(self.wfd, fd, n)
 
+    def kill_all(self):
+        for slot in self.slots:
+            if slot.pid is not None:
+                try:
+                    os.killpg(slot.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                self.sweep(slot, wait=False)
+
     # timeouts -------------------------------------------------------------------------------------
     def next_timeout(self):
         deadlines = [s.job.deadline for s in self.slots if s.job is not None and not s.job.timed_out]
@@ -577,6 +582,7 @@ class Worker:
                     try:
                         self.read_frame()
                     except EOFError:
+                        self.kill_all()
                         return
                 elif key.data == "wake":
                     try:
@@ -600,12 +606,13 @@ def probe():
     """Protections this worker could put in place, told to the host once at start."""
     found = {"subreaper": False, "no_nested_userns": False}
     found["subreaper"] = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 or os.getpid() == 1
-    try:
-        with open("/proc/sys/user/max_user_namespaces", "w") as f:
-            f.write("0")
-        found["no_nested_userns"] = True
-    except OSError:
-        pass
+    if CONFIG.get("own_userns"):  # never on the host: this sysctl is per user namespace
+        try:
+            with open("/proc/sys/user/max_user_namespaces", "w") as f:
+                f.write("0")
+            found["no_nested_userns"] = True
+        except OSError:
+            pass
     return found
 
 

@@ -25,156 +25,212 @@ PENDING = ("groups", "informative", "absadv", "reward", "all_pass", "all_fail")
 EMAS = ("learn", "inform", "zero_pass", "zero_fail", "fast", "slow")
 COUNTS = ("sampled", "refilled", "groups", "zero_variance", "all_pass", "all_fail")
 EVALS = ("h_last", "se_last", "h_best", "se_best", "evals")
+# Which pending sum each EMA averages (divided by the pending group count).
+EMA_SOURCE = ("absadv", "informative", "all_pass", "all_fail", "reward", "reward")
+P = {name: row for row, name in enumerate(PENDING)}
+C = {name: row for row, name in enumerate(COUNTS)}
+E = {name: row for row, name in enumerate(EMAS)}
+V = {name: row for row, name in enumerate(EVALS)}
 
 
 class DomainStats:
-    """Everything the strategies read about each domain, as arrays indexed like ``ids``."""
+    """Everything the strategies read about each domain, as arrays indexed like ``ids``.
+
+    ``pending``, ``counts``, ``ema``, ``ema_norm`` and ``evals`` are 2-D arrays with one row per
+    name in ``PENDING``, ``COUNTS``, ``EMAS`` and ``EVALS`` and one column per domain.
+    """
 
     def __init__(self, ids: Sequence[str], specs: dict[str, dict[str, Any]]):
         self.ids = list(ids)
         k = len(self.ids)
-        self.lo: list[float] = []
-        self.scale: list[float] = []
-        self.running: list[bool] = []
-        for domain_id in self.ids:
-            lo, scale, running = _norm(domain_id, specs[domain_id])
-            self.lo.append(lo)
-            self.scale.append(scale)
-            self.running.append(running)
-        self.seen_hi = [-math.inf] * k
-        self.seen_lo = [math.inf] * k
-        self.pending = {name: [0.0] * k for name in PENDING}
-        self.counts = {name: [0] * k for name in COUNTS}
-        self.ema = {name: np.zeros(k) for name in EMAS}
-        self.ema_norm = {name: np.zeros(k) for name in EMAS}  # bias-correction denominators
-        self.evals = {name: np.zeros(k) for name in EVALS}
+        norms = [_norm(d, specs[d]) for d in self.ids]
+        self.lo = np.array([n[0] for n in norms], dtype=float)
+        self.scale = np.array([n[1] for n in norms], dtype=float)
+        self.running = np.array([n[2] for n in norms], dtype=bool)
+        self.seen_lo = np.full(k, math.inf)
+        self.seen_hi = np.full(k, -math.inf)
+        self.pending = np.zeros((len(PENDING), k))
+        self.counts = np.zeros((len(COUNTS), k), dtype=np.int64)
+        self.ema = np.zeros((len(EMAS), k))
+        self.ema_norm = np.zeros((len(EMAS), k))  # bias-correction denominators
+        self.evals = np.zeros((len(EVALS), k))
+        self.queue: list[tuple[float, ...]] = []  # per-call observations not yet in pending
+        self.values = np.zeros((len(EMAS), k))  # bias-corrected EMAs, refreshed by fold()
         self.dirty = False
 
     # -- observing -----------------------------------------------------------------------------
 
     def observe(self, i: int, group_rewards: Sequence[Sequence[float]]) -> int:
         """Summarise the groups of domain ``i``; return how many had zero variance."""
-        zero = 0
-        pend = self.pending
-        for g, rewards in enumerate(group_rewards):
-            n = len(rewards)
-            if n == 0:
-                raise SchedulerError(f"domain {self.ids[i]!r}: group {g} is empty; expected one "
-                                     "reward per rollout")
-            total = math.fsum(rewards)
-            hi, lo = max(rewards), min(rewards)
-            if not math.isfinite(total) or math.isnan(hi) or math.isnan(lo):
-                raise SchedulerError(f"domain {self.ids[i]!r}: group {g}: expected finite "
-                                     f"rewards, found {list(rewards)!r}")
-            base, scale = self._frame(i, lo, hi)
-            mean = total / n
+        summaries = [_summary(self.ids[i], g, rewards) for g, rewards in enumerate(group_rewards)]
+        if not summaries:
+            return 0
+        base, scale = self._frame(i, min(s[1] for s in summaries), max(s[2] for s in summaries))
+        tol = EPS * max(1.0, scale)
+        level_sum = absadv = 0.0
+        informative = passes = 0
+        for mean, lo, hi, dev in summaries:
             level = (mean - base) / scale
-            pend["groups"][i] += 1
-            pend["reward"][i] += level
-            if hi - lo <= EPS * max(1.0, scale):
-                zero += 1
-                pend["all_pass" if level >= 0.5 else "all_fail"][i] += 1
-            else:
-                pend["informative"][i] += 1
-                pend["absadv"][i] += math.fsum(abs(r - mean) for r in rewards) / (n * scale)
+            level_sum += level
+            if hi - lo > tol:
+                informative += 1
+                absadv += dev / scale
+            elif level >= 0.5:
+                passes += 1
+        n = len(summaries)
+        self.queue.append((i, n, informative, absadv, level_sum, passes, n - informative - passes))
         self.dirty = True
+        return n - informative
+
+    def observe_batch(self, idx: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`observe` of one group per row; returns each row's zero-variance flag."""
+        if not np.isfinite(rewards).all():
+            bad = int(np.flatnonzero(~np.isfinite(rewards).all(axis=1))[0])
+            raise SchedulerError(f"domain {self.ids[idx[bad]]!r}: group {bad}: expected finite "
+                                 f"rewards, found {rewards[bad].tolist()!r}")
+        mean, lo, hi = rewards.mean(axis=1), rewards.min(axis=1), rewards.max(axis=1)
+        if self.running[idx].any():
+            np.minimum.at(self.seen_lo, idx, lo)
+            np.maximum.at(self.seen_hi, idx, hi)
+        spread = self.seen_hi - self.seen_lo
+        base = np.where(self.running, self.seen_lo, self.lo)[idx]
+        scale = np.where(self.running, np.where(spread > EPS, spread, 1.0), self.scale)[idx]
+        level = (mean - base) / scale
+        zero = hi - lo <= EPS * np.maximum(1.0, scale)
+        dev = np.where(zero, 0.0, np.abs(rewards - mean[:, None]).mean(axis=1) / scale)
+        passes = zero & (level >= 0.5)
+        k = len(self.ids)
+        columns = (np.ones_like(mean), ~zero, dev, level, passes, zero & ~passes)
+        sums = np.stack([np.bincount(idx, weights=c, minlength=k) for c in columns])
+        self.pending += sums
+        self._count(sums)
         return zero
+
+    def flush(self) -> None:
+        """Move queued per-call observations into ``pending`` and ``counts`` (one numpy pass)."""
+        if not self.queue:
+            return
+        rows = np.array(self.queue, dtype=float)
+        self.queue.clear()
+        idx = rows[:, 0].astype(np.int64)
+        k = len(self.ids)
+        sums = np.stack([np.bincount(idx, weights=rows[:, j], minlength=k)
+                         for j in range(1, rows.shape[1])])
+        self.pending += sums
+        self._count(sums)
+
+    def _count(self, sums: np.ndarray) -> None:
+        c = self.counts
+        c[C["groups"]] += sums[P["groups"]].astype(np.int64)
+        c[C["all_pass"]] += sums[P["all_pass"]].astype(np.int64)
+        c[C["all_fail"]] += sums[P["all_fail"]].astype(np.int64)
+        c[C["zero_variance"]] += (sums[P["all_pass"]] + sums[P["all_fail"]]).astype(np.int64)
+        self.dirty = True
 
     def _frame(self, i: int, lo: float, hi: float) -> tuple[float, float]:
         """The (lo, scale) that normalises domain ``i``'s rewards, updating running ranges."""
         if not self.running[i]:
-            return self.lo[i], self.scale[i]
+            return float(self.lo[i]), float(self.scale[i])
         self.seen_lo[i] = min(self.seen_lo[i], lo)
         self.seen_hi[i] = max(self.seen_hi[i], hi)
-        spread = self.seen_hi[i] - self.seen_lo[i]
-        return self.seen_lo[i], spread if spread > EPS else 1.0
+        spread = float(self.seen_hi[i] - self.seen_lo[i])
+        return float(self.seen_lo[i]), spread if spread > EPS else 1.0
 
-    def observe_eval(self, i: int, score: float, n: int, kappa: float) -> None:
+    def observe_eval(self, i: int, score: float, n: int) -> None:
         """Record a held-out score of ``n`` items; the best so far is kept with its standard error."""
         if not (math.isfinite(score) and n >= 1):
             raise SchedulerError(f"domain {self.ids[i]!r}: expected a finite eval score and n >= 1, "
                                  f"found score={score!r}, n={n!r}")
-        h = (score - self.lo[i]) / self.scale[i] if not self.running[i] else float(score)
+        h = float(score) if self.running[i] else (score - self.lo[i]) / self.scale[i]
         p = (h * n + 1.0) / (n + 2.0)  # Laplace-smoothed, so a perfect score still has an error
         se = math.sqrt(max(p * (1.0 - p), 0.0) / n)
         ev = self.evals
-        first = ev["evals"][i] == 0
-        ev["h_last"][i], ev["se_last"][i] = h, se
-        if first or h > ev["h_best"][i]:
-            ev["h_best"][i], ev["se_best"][i] = h, se
-        ev["evals"][i] += 1
+        if ev[V["evals"], i] == 0 or h > ev[V["h_best"], i]:
+            ev[V["h_best"], i], ev[V["se_best"], i] = h, se
+        ev[V["h_last"], i], ev[V["se_last"], i] = h, se
+        ev[V["evals"], i] += 1
         self.dirty = True
 
     # -- folding -------------------------------------------------------------------------------
 
     def fold(self, params: dict[str, Any]) -> None:
         """Fold pending group summaries into the EMAs (rates are per group) and clear them."""
-        k = np.asarray(self.pending["groups"])
-        seen = k > 0
-        if seen.any():
-            safe = np.where(seen, k, 1.0)
-            batch = {
-                "learn": np.asarray(self.pending["absadv"]) / safe,
-                "inform": np.asarray(self.pending["informative"]) / safe,
-                "zero_pass": np.asarray(self.pending["all_pass"]) / safe,
-                "zero_fail": np.asarray(self.pending["all_fail"]) / safe,
-                "fast": np.asarray(self.pending["reward"]) / safe,
-                "slow": np.asarray(self.pending["reward"]) / safe,
-            }
-            rates = {"fast": params["fast"], "slow": params["slow"]}
-            for name in EMAS:
-                alpha = np.where(seen, 1.0 - (1.0 - rates.get(name, params["ema"])) ** k, 0.0)
-                self.ema[name] += alpha * (batch[name] - self.ema[name])
-                self.ema_norm[name] += alpha * (1.0 - self.ema_norm[name])
-            self._count_pending()
+        self.flush()
+        k = self.pending[P["groups"]]
+        if k.any():
+            rates = np.array([[params["ema"]]] * 4 + [[params["fast"]], [params["slow"]]])
+            sources = self.pending[[P[name] for name in EMA_SOURCE]]
+            batch = sources / np.where(k > 0, k, 1.0)
+            alpha = 1.0 - (1.0 - rates) ** k  # zero where the domain had no group
+            self.ema += alpha * (batch - self.ema)
+            self.ema_norm += alpha * (1.0 - self.ema_norm)
+            self.pending[:] = 0.0
+            self._refresh_values()
         self.dirty = False
 
-    def _count_pending(self) -> None:
-        pend, counts = self.pending, self.counts
-        for i, groups in enumerate(pend["groups"]):
-            if groups:
-                counts["groups"][i] += int(groups)
-                counts["all_pass"][i] += int(pend["all_pass"][i])
-                counts["all_fail"][i] += int(pend["all_fail"][i])
-                counts["zero_variance"][i] += int(pend["all_pass"][i] + pend["all_fail"][i])
-        for name in PENDING:
-            pend[name] = [0.0] * len(self.ids)
+    def _refresh_values(self) -> None:
+        norm = self.ema_norm
+        self.values = np.divide(self.ema, norm, out=np.zeros_like(norm), where=norm > 0)
 
     def value(self, name: str) -> np.ndarray:
-        """The bias-corrected EMA ``name`` (0 for a domain never observed)."""
-        norm = self.ema_norm[name]
-        return np.where(norm > 0, self.ema[name] / np.where(norm > 0, norm, 1.0), 0.0)
+        """The bias-corrected EMA ``name`` as of the last fold (0 for a domain never observed)."""
+        return self.values[E[name]]
+
+    def eval_row(self, name: str) -> np.ndarray:
+        return self.evals[V[name]]
+
+    def count_row(self, name: str) -> np.ndarray:
+        self.flush()
+        return self.counts[C[name]]
 
     def observed_groups(self) -> np.ndarray:
-        """Groups observed per domain, pending ones included."""
-        return np.asarray(self.counts["groups"], dtype=float) + np.asarray(self.pending["groups"])
-
-    def zero_variance_total(self, i: int) -> int:
-        pend = self.pending
-        return self.counts["zero_variance"][i] + int(pend["all_pass"][i] + pend["all_fail"][i])
+        """Groups observed per domain so far."""
+        self.flush()
+        return self.counts[C["groups"]].astype(float)
 
     # -- state ---------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
+        self.flush()
         return {
-            "seen_lo": list(self.seen_lo), "seen_hi": list(self.seen_hi),
-            "pending": {k: list(v) for k, v in self.pending.items()},
-            "counts": {k: list(v) for k, v in self.counts.items()},
-            "ema": {k: v.tolist() for k, v in self.ema.items()},
-            "ema_norm": {k: v.tolist() for k, v in self.ema_norm.items()},
-            "evals": {k: v.tolist() for k, v in self.evals.items()},
-            "dirty": self.dirty,
+            "seen_lo": self.seen_lo.tolist(), "seen_hi": self.seen_hi.tolist(),
+            "pending": self.pending.tolist(), "counts": self.counts.tolist(),
+            "ema": self.ema.tolist(), "ema_norm": self.ema_norm.tolist(),
+            "evals": self.evals.tolist(), "dirty": self.dirty,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.seen_lo = [float(x) for x in state["seen_lo"]]
-        self.seen_hi = [float(x) for x in state["seen_hi"]]
-        self.pending = {k: [float(x) for x in state["pending"][k]] for k in PENDING}
-        self.counts = {k: [int(x) for x in state["counts"][k]] for k in COUNTS}
-        self.ema = {k: np.asarray(state["ema"][k], dtype=float) for k in EMAS}
-        self.ema_norm = {k: np.asarray(state["ema_norm"][k], dtype=float) for k in EMAS}
-        self.evals = {k: np.asarray(state["evals"][k], dtype=float) for k in EVALS}
+        self.seen_lo = np.asarray(state["seen_lo"], dtype=float)
+        self.seen_hi = np.asarray(state["seen_hi"], dtype=float)
+        self.pending = np.asarray(state["pending"], dtype=float)
+        self.counts = np.asarray(state["counts"], dtype=np.int64)
+        self.ema = np.asarray(state["ema"], dtype=float)
+        self.ema_norm = np.asarray(state["ema_norm"], dtype=float)
+        self.evals = np.asarray(state["evals"], dtype=float)
         self.dirty = bool(state["dirty"])
+        self.queue = []
+        self._refresh_values()
+        k = len(self.ids)
+        shapes = {"pending": (len(PENDING), k), "counts": (len(COUNTS), k),
+                  "ema": (len(EMAS), k), "evals": (len(EVALS), k)}
+        for name, shape in shapes.items():
+            if getattr(self, name).shape != shape:
+                raise SchedulerError(f"scheduler state: field stats.{name}: expected shape "
+                                     f"{shape}, found {getattr(self, name).shape}")
+
+
+def _summary(domain: str, g: int, rewards: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, min, max, mean |r - mean|) of one group, in raw reward units."""
+    n = len(rewards)
+    if n == 0:
+        raise SchedulerError(f"domain {domain!r}: group {g} is empty; expected one reward per "
+                             "rollout")
+    total = sum(rewards)
+    if not math.isfinite(total):
+        raise SchedulerError(f"domain {domain!r}: group {g}: expected finite rewards, found "
+                             f"{list(rewards)!r}")
+    mean = total / n
+    return mean, min(rewards), max(rewards), sum(abs(r - mean) for r in rewards) / n
 
 
 def _norm(domain_id: str, spec: dict[str, Any]) -> tuple[float, float, bool]:

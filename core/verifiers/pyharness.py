@@ -11,8 +11,12 @@ stdin and prints one JSON verdict line on stdout. Its design makes a pass unforg
   no pickles, and no objects of the candidate's making (an "always equal" object, say) reach the
   tests. Builtin exceptions raised by the candidate are re-raised here by type.
 * The parent is made non-dumpable, so a child of the same uid cannot read or write its memory or
-  open its descriptors through /proc. A child that exits, kills the parent, or prints "passed"
-  only makes calls fail.
+  open its descriptors through /proc; the child drops every capability first (a job running as
+  root in a user namespace would otherwise pass that check) and closes every inherited descriptor
+  but its two pipes. A child that exits, kills the parent, or prints "passed" only makes calls
+  fail; after a call times out or the child dies, every later call fails too.
+* The verdict line carries the nonce from the job, which the child never sees; when stdin was a
+  regular file it is unlinked before the candidate is loaded.
 
 Each top-level ``assert`` in ``check`` counts as one test; a ``check`` without one counts as one.
 """
@@ -110,7 +114,38 @@ def _read_exact(fd, n, deadline):
 
 # -- the child: runs the candidate --------------------------------------------------------------
 
+def drop_privileges():
+    """Best effort: no capabilities now or after an execve, and no new privileges ever."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in range(64):
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+        libc.prctl(28, 0x2F, 0, 0, 0)  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP, both locked
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+        libc.capset(header, (ctypes.c_uint32 * 6)())  # effective, permitted, inheritable = 0
+    except Exception:  # noqa: BLE001 - the sandbox is the outer boundary
+        pass
+
+
+def close_inherited(keep):
+    """Close every descriptor above stderr except ``keep``."""
+    top = max(keep) + 1
+    os.closerange(3, min(keep))
+    for fd in range(min(keep) + 1, top):
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.closerange(top, 1 << 16)
+
+
 def child(req_r, resp_w):
+    drop_privileges()
+    close_inherited({req_r, resp_w})
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(2, 1)
@@ -146,10 +181,19 @@ class CandidateError(Exception):
 def make_proxy(req_w, resp_r, timeout_s):
     import time
 
+    broken = []
+
     def candidate(*args, **kwargs):
-        send(req_w, {"args": [encode(a) for a in args],
-                     "kwargs": {k: encode(v) for k, v in kwargs.items()}})
-        reply = recv(resp_r, time.monotonic() + timeout_s)
+        if broken:
+            raise CandidateError(f"not called: an earlier call failed ({broken[0]})")
+        request = {"args": [encode(a) for a in args],
+                   "kwargs": {k: encode(v) for k, v in kwargs.items()}}
+        try:
+            send(req_w, request)
+            reply = recv(resp_r, time.monotonic() + timeout_s)
+        except (OSError, EOFError, TimeoutError, RuntimeError, ValueError) as exc:
+            broken.append(f"{type(exc).__name__}: {exc}")  # replies could be out of step now
+            raise
         if reply["ok"]:
             return decode(reply["value"])
         exc_type = getattr(builtins, reply["type"], None)
@@ -218,6 +262,17 @@ def make_undumpable():
         pass
 
 
+def scrub_stdin():
+    """Unlink stdin when it is a regular file, so the candidate cannot find the tests on disk."""
+    try:
+        import stat
+
+        if stat.S_ISREG(os.fstat(0).st_mode):
+            os.unlink(os.readlink("/proc/self/fd/0"))
+    except OSError:
+        pass
+
+
 def main():
     make_undumpable()
     req_r, req_w = os.pipe()
@@ -233,6 +288,7 @@ def main():
     os.close(req_r)
     os.close(resp_w)
     job = json.loads(sys.stdin.read())
+    scrub_stdin()
     verdict = {"total": 1, "passed": 0, "failures": [], "load_error": None}
     try:
         send(req_w, {"candidate": job["candidate"], "entry_point": job["entry_point"]})
@@ -252,7 +308,8 @@ def main():
             os.waitpid(pid, 0)
         except OSError:
             pass
-    os.write(1, b"\n" + json.dumps({"rlhub_verdict": verdict}).encode() + b"\n")
+    line = json.dumps({"rlhub_verdict": verdict, "nonce": job.get("nonce", "")})
+    os.write(1, b"\n" + line.encode() + b"\n")
 
 
 if __name__ == "__main__":

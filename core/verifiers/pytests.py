@@ -3,7 +3,8 @@
 The candidate is the last fenced code block of the completion (or the whole completion when it has
 no fences); with ``include_prompt: true`` the task prompt is prepended (HumanEval style). The
 program and the tests run in the sandbox through ``pyharness.py``, which decides a pass through a
-channel the candidate cannot forge (see that module). Components: ``pass_frac`` (fraction of tests
+channel the candidate cannot forge (see that module): the verdict line must carry a fresh random
+nonce that only the harness's parent process ever sees. Components: ``pass_frac`` (fraction of tests
 passed) and ``all_pass``; the feedback is the first failing test's message, truncated.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import secrets
 from importlib import resources
 from typing import Any
 
@@ -26,19 +28,28 @@ def harness_source() -> str:
     return resources.files("rlhub.verifiers").joinpath("pyharness.py").read_text()
 
 
-def parse_verdict(stdout: str) -> dict[str, Any] | None:
-    """The harness's verdict from the last line of its stdout, or None if it never wrote one."""
+def parse_verdict(stdout: str, nonce: str = "") -> dict[str, Any] | None:
+    """The harness's verdict from the last verdict line of its stdout carrying ``nonce``, or None.
+
+    Lines with another nonce (a candidate guessing the format) are ignored.
+    """
     for line in reversed(stdout.splitlines()):
         if line.startswith('{"rlhub_verdict"'):
             try:
-                return json.loads(line)["rlhub_verdict"]
-            except (ValueError, KeyError):
-                return None
+                data = json.loads(line)
+                if data.get("nonce", "") == nonce:
+                    return data["rlhub_verdict"]
+            except (ValueError, KeyError, AttributeError):
+                continue
     return None
 
 
 class PythonTests:
-    """See the module docstring. Options: ``include_prompt``, ``limits``, ``backend``."""
+    """See the module docstring.
+
+    Options: ``include_prompt``, ``limits``, ``backend``, ``call_timeout_s`` (per call of the
+    candidate; default ``limits.wall_s``).
+    """
 
     def __init__(self, options: dict[str, Any]):
         from rlhub.sandbox import Limits
@@ -46,8 +57,9 @@ class PythonTests:
         self.include_prompt = bool(options.get("include_prompt", False))
         self.limits = Limits.from_dict({"wall_s": 10, "cpu_s": 10, **options.get("limits", {})})
         self.backend = options.get("backend")
+        self.call_timeout_s = float(options.get("call_timeout_s", self.limits.wall_s))
 
-    def request(self, task: Task, completion: str) -> Any:
+    def request(self, task: Task, completion: str, nonce: str = "") -> Any:
         """The sandbox job that runs ``completion`` against ``task``'s tests."""
         from rlhub.sandbox import ExecRequest
 
@@ -57,16 +69,16 @@ class PythonTests:
         meta = task.meta or {}
         job = {"candidate": program, "tests": meta.get("tests") or task.answer,
                "entry_point": meta.get("entry_point", "solution"),
-               "call_timeout_s": self.limits.wall_s}
+               "call_timeout_s": self.call_timeout_s, "nonce": nonce}
         return ExecRequest(code=harness_source(), language="python", stdin=json.dumps(job),
                            limits=self.limits)
 
-    def judge(self, result: Any) -> Verdict:
+    def judge(self, result: Any, nonce: str = "") -> Verdict:
         """Turn the sandbox's result into a verdict; only the harness's verdict line can pass."""
         exec_info = result.to_dict()
         exec_info["stdout"] = exec_info["stdout"][-2000:]
         exec_info["stderr"] = exec_info["stderr"][-2000:]
-        verdict = parse_verdict(result.stdout) if result.exit_code == 0 else None
+        verdict = parse_verdict(result.stdout, nonce) if result.exit_code == 0 else None
         if verdict is None:
             why = f"The program did not finish the tests (status {result.status})."
             tail = result.stderr.strip()[-FEEDBACK_CHARS:]
@@ -87,4 +99,5 @@ class PythonTests:
     def check(self, task: Task, completion: str) -> Verdict:
         from rlhub import sandbox
 
-        return self.judge(sandbox.run(self.request(task, completion), self.backend))
+        nonce = secrets.token_hex(16)
+        return self.judge(sandbox.run(self.request(task, completion, nonce), self.backend), nonce)

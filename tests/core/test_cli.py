@@ -1,4 +1,5 @@
-"""The domain commands of the CLI, run as a user runs them: as subprocesses."""
+"""The domain commands of the CLI, run as a user runs them: as subprocesses (on the fixture
+plugins only, so that the installed plugins do not change the messages)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 
 def rlhub(*args, **env):
-    full = {**os.environ, "RLHUB_PLUGINS": "toyplug", **env}
+    full = {**os.environ, "RLHUB_PLUGINS": "toyplug", "RLHUB_DISABLE_AUTOLOAD": "1", **env}
     return subprocess.run([sys.executable, "-m", "rlhub", *args], capture_output=True, text=True,
                           env=full, timeout=120)
 

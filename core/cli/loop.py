@@ -1,0 +1,139 @@
+"""The loop commands: ``eval`` (roll out and score), ``reverify`` (recheck stored rewards), ``report``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_cmd)
+    app.command("reverify")(reverify_cmd)
+    app.command("report")(report_cmd)
+
+
+class RichProgress:
+    """One rich progress bar per domain plus a total, on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import TimeElapsedColumn
+
+        self.bars = Progress(TextColumn("{task.description:<28}"), BarColumn(),
+                             MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=Console(stderr=True), transient=False)
+        self.ids: dict[str, Any] = {}
+
+    def start(self, totals: dict[str, tuple[int, int]]) -> None:
+        self.bars.start()
+        all_total = sum(t for t, _ in totals.values())
+        self.ids["*"] = self.bars.add_task("all domains", total=all_total,
+                                           completed=sum(d for _, d in totals.values()))
+        for domain, (total, done) in totals.items():
+            self.ids[domain] = self.bars.add_task(domain, total=total, completed=done)
+
+    def advance(self, traj: Any) -> None:
+        self.bars.advance(self.ids[traj.domain])
+        self.bars.advance(self.ids["*"])
+
+    def stop(self) -> None:
+        self.bars.stop()
+
+
+def _options(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        fail(f"--policy-options: expected a JSON object, found {text!r} ({exc})")
+    if not isinstance(value, dict):
+        fail(f"--policy-options: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+@handle_errors
+def eval_cmd(
+    mixture: str = typer.Option(..., "--mixture", help="Mixture file (YAML or JSON)."),
+    policy: str = typer.Option(..., "--policy", help="builtin:tiny, hf:PATH or openai:URL#MODEL."),
+    n: int = typer.Option(8, "-n", min=1, help="Tasks per domain."),
+    out: str = typer.Option(..., "--out", help="Run directory or URL (memory://, s3://...)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out."),
+    k: int = typer.Option(1, "--k", min=1, help="Samples per task (pass@k)."),
+    concurrency: int = typer.Option(32, "--concurrency", min=1, help="Rollouts in flight."),
+    split: str = typer.Option("test", "--split", help="Task split."),
+    seed: int = typer.Option(0, "--seed", help="Task sampling seed."),
+    temperature: float = typer.Option(None, "--temperature", help="Sampling temperature."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Most tokens per completion."),
+    flush_every: int = typer.Option(16, "--flush-every", min=1,
+                                    help="Trajectories per committed part."),
+    policy_options: str = typer.Option("{}", "--policy-options", help="Policy options as JSON."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Roll a policy out over a mixture; write trajectories and metrics.json to --out."""
+    from rlhub.errors import StoreError
+    from rlhub.evaluate import EvalConfig, run_eval
+
+    cfg = EvalConfig(mixture=mixture, policy=policy, out=out, n=n, k=k, split=split, seed=seed,
+                     concurrency=concurrency, temperature=temperature, max_tokens=max_tokens,
+                     resume=resume, flush_every=flush_every,
+                     policy_options=_options(policy_options))
+    bars = RichProgress()
+    try:
+        metrics = run_eval(cfg, registry=get_registry(), progress=bars)
+    except StoreError as exc:
+        fail(str(exc), code=1)
+    finally:
+        bars.stop()
+    if json_out:
+        emit_json(metrics)
+    else:
+        _print_summary(metrics)
+
+
+def _print_summary(metrics: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("domain", "tasks", "samples", "pass@1", f"pass@{metrics['overall']['k']}",
+                  "first try", "repair gain", "reward")
+    for domain, m in metrics["domains"].items():
+        table.add_row(domain, str(m["n_tasks"]), str(m["n_samples"]), f"{m['pass@1']:.3f}",
+                      f"{m['pass@k']:.3f}", f"{m['first_try_pass@1']:.3f}",
+                      f"{m['repair_gain']:+.3f}", f"{m['reward_mean']:.3f}")
+    console = Console(stderr=True)
+    console.print(table)
+    console.print(f"metrics: {metrics['run']['out']}/metrics.json")
+
+
+@handle_errors
+def reverify_cmd(run_dir: str = typer.Argument(..., help="Run directory or URL."),
+                 json_out: bool = JsonOpt) -> None:
+    """Recompute every stored reward from its completions; exit 1 on any mismatch."""
+    from rlhub.evaluate import reverify
+
+    result = reverify(run_dir, registry=get_registry())
+    if json_out:
+        emit_json(result)
+    else:
+        for m in result["mismatches"]:
+            typer.echo(f"MISMATCH {json.dumps(m, default=str)}", err=True)
+        typer.echo(f"checked {result['checked']} trajectories, "
+                   f"{len(result['mismatches'])} mismatches", err=True)
+    if result["mismatches"]:
+        raise typer.Exit(1)
+
+
+@handle_errors
+def report_cmd(run_dir: str = typer.Argument(..., help="Run directory or URL."),
+               out: str = typer.Option(None, "--out", help="Report directory "
+                                       "(default RUN_DIR/report).")) -> None:
+    """Render RUN_DIR's HTML report with PNG plots; prints the path of index.html."""
+    from rlhub.report import render_report
+
+    path = render_report(run_dir, out)
+    sys.stdout.write(f"{path}\n")

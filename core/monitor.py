@@ -1,0 +1,151 @@
+"""Run monitoring: TensorBoard scalars per domain and reward-distribution shift detection.
+
+:class:`Monitor` takes finished trajectories (``observe``) and, on ``flush``, writes
+``reward/<domain>/mean``, ``reward/<domain>/std``, ``pass_rate/<domain>`` (over the trajectories
+since the last flush) and cumulative ``sandbox/<status>`` counts to TensorBoard event files.
+
+:class:`ShiftDetector` keeps, per domain, a reference window (the first ``window`` rewards) and a
+sliding current window of the latest ``window`` rewards; every ``stride`` new rewards it runs a
+two-sample Kolmogorov-Smirnov test (SciPy's when installed, else :func:`ks_2samp`). A p-value below
+``alpha`` logs a warning naming the domain on the ``rlhub.monitor`` logger, once per shift episode
+(it re-arms when the windows agree again).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("rlhub.monitor")
+
+
+def _ks_pvalue(d: float, n: int, m: int) -> float:
+    """Asymptotic p-value of the two-sample KS statistic (Stephens' small-sample correction)."""
+    en = math.sqrt(n * m / (n + m))
+    lam = (en + 0.12 + 0.11 / en) * d
+    if lam < 1e-3:
+        return 1.0
+    total = sum(2 * (-1) ** (j - 1) * math.exp(-2 * j * j * lam * lam) for j in range(1, 101))
+    return min(1.0, max(0.0, total))
+
+
+def ks_2samp(a: list[float], b: list[float]) -> tuple[float, float]:
+    """``(D, p)``: the two-sample KS statistic and its p-value; SciPy's exact test when available."""
+    try:
+        from scipy import stats
+    except ImportError:
+        pass
+    else:
+        res = stats.ks_2samp(a, b)
+        return float(res.statistic), float(res.pvalue)
+    xs, ys = sorted(a), sorted(b)
+    i = j = 0
+    d = 0.0
+    for v in sorted(set(xs) | set(ys)):
+        while i < len(xs) and xs[i] <= v:
+            i += 1
+        while j < len(ys) and ys[j] <= v:
+            j += 1
+        d = max(d, abs(i / len(xs) - j / len(ys)))
+    return d, _ks_pvalue(d, len(xs), len(ys))
+
+
+@dataclass
+class Shift:
+    """A detected shift: which domain, the test's statistic and p-value, and the window means."""
+
+    domain: str
+    statistic: float
+    pvalue: float
+    reference_mean: float
+    current_mean: float
+
+
+class ShiftDetector:
+    """Windowed two-sample test of each domain's rewards against its reference window."""
+
+    def __init__(self, window: int = 64, stride: int | None = None, alpha: float = 0.01):
+        self.window = max(2, window)
+        self.stride = stride or max(1, self.window // 4)
+        self.alpha = alpha
+        self.reference: dict[str, list[float]] = {}
+        self.current: dict[str, deque[float]] = {}
+        self._since: dict[str, int] = {}
+        self._alarmed: set[str] = set()
+
+    def add(self, domain: str, reward: float) -> Shift | None:
+        """Record one reward; return a :class:`Shift` when this reward triggers a new alarm."""
+        ref = self.reference.setdefault(domain, [])
+        if len(ref) < self.window:
+            ref.append(reward)
+            return None
+        cur = self.current.setdefault(domain, deque(maxlen=self.window))
+        cur.append(reward)
+        self._since[domain] = self._since.get(domain, 0) + 1
+        if len(cur) < self.window or self._since[domain] < self.stride:
+            return None
+        self._since[domain] = 0
+        return self._test(domain, ref, list(cur))
+
+    def _test(self, domain: str, ref: list[float], cur: list[float]) -> Shift | None:
+        d, p = ks_2samp(ref, cur)
+        if p >= self.alpha:
+            self._alarmed.discard(domain)
+            return None
+        if domain in self._alarmed:
+            return None
+        self._alarmed.add(domain)
+        shift = Shift(domain, d, p, sum(ref) / len(ref), sum(cur) / len(cur))
+        log.warning("reward distribution shift in domain %s: KS D=%.3f p=%.2g (reference mean "
+                    "%.3f, current mean %.3f)", domain, d, p, shift.reference_mean,
+                    shift.current_mean)
+        return shift
+
+
+class Monitor:
+    """TensorBoard logging plus shift detection for a stream of trajectories."""
+
+    def __init__(self, logdir: str, *, window: int = 64, alpha: float = 0.01):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=logdir)
+        self.detector = ShiftDetector(window=window, alpha=alpha)
+        self.step = 0
+        self.pending: dict[str, list[tuple[float, bool]]] = {}
+        self.sandbox: dict[str, int] = {}
+        self.shifts: list[Shift] = []
+
+    def observe(self, traj: Any) -> None:
+        """Take one finished trajectory (anything with domain, reward, passed, turns)."""
+        self.step += 1
+        self.pending.setdefault(traj.domain, []).append((float(traj.reward), bool(traj.passed)))
+        for turn in traj.turns:
+            status = getattr(turn, "exec_status", None)
+            if status:
+                self.sandbox[status] = self.sandbox.get(status, 0) + 1
+        shift = self.detector.add(traj.domain, float(traj.reward))
+        if shift is not None:
+            self.shifts.append(shift)
+            self.writer.add_scalar(f"shift/{traj.domain}/pvalue", shift.pvalue, self.step)
+
+    def flush(self) -> None:
+        """Write the scalars of everything observed since the last flush."""
+        for domain, items in self.pending.items():
+            rewards = [r for r, _ in items]
+            mean = sum(rewards) / len(rewards)
+            std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
+            self.writer.add_scalar(f"reward/{domain}/mean", mean, self.step)
+            self.writer.add_scalar(f"reward/{domain}/std", std, self.step)
+            self.writer.add_scalar(f"pass_rate/{domain}", sum(p for _, p in items) / len(items),
+                                   self.step)
+        for status, count in self.sandbox.items():
+            self.writer.add_scalar(f"sandbox/{status}", count, self.step)
+        self.pending.clear()
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()

@@ -1,0 +1,312 @@
+"""The rollout loop: generate, verify, feed back, repair, for many tasks at once.
+
+One rollout plays one :class:`~rlhub.domain.Episode`: the policy answers the conversation, the
+episode scores the answer, and while it is not done its observation (the verifier's feedback, or a
+tool's output) goes back to the policy as a user message, up to the domain's ``max_turns``.
+
+The trajectory's reward comes from its last *attempt* (a turn whose ``StepResult.info`` does not
+say ``"attempt": False``; tool calls of agentic episodes say so). When that attempt is repair
+``k`` (``k`` earlier attempts failed) the reward is discounted toward the range minimum ``lo``::
+
+    reward = lo + (attempt_reward - lo) * repair_discount ** k
+
+which is ``attempt_reward * repair_discount ** k`` for the usual range starting at 0. Every
+component of every turn is kept.
+
+Nothing a policy or a domain does stops the loop: a dead endpoint, a malformed response, an
+episode that raises or a verification that overruns its time all end that one trajectory with a
+``status`` saying why (``policy_error``, ``env_error``, ``verify_timeout``) and the range minimum.
+:func:`run_rollouts` keeps ``concurrency`` rollouts in flight; verification runs in a thread pool,
+so sandbox jobs of concurrent rollouts execute side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rlhub.policy.protocol import Conversation, Generation, generate_detailed
+from rlhub.task import Score, Task
+
+ERROR_STATUSES = ("policy_error", "env_error", "verify_timeout")
+STATUSES = ("passed", "failed", *ERROR_STATUSES)
+VERIFY_TIMEOUT_FACTOR = 3.0
+
+
+@dataclass
+class Turn:
+    """One turn: the messages added before it, the completion, and how it was judged."""
+
+    index: int
+    messages: Conversation
+    completion: str | None
+    reward: float = 0.0
+    components: dict[str, float] = field(default_factory=dict)
+    passed: bool = False
+    attempt: bool = True
+    status: str = "ok"
+    feedback: str = ""
+    error: str | None = None
+    exec_status: str | None = None
+    exec: dict[str, Any] | None = None
+    observation: str | None = None
+    gen_s: float = 0.0
+    verify_s: float = 0.0
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    gen_attempts: int = 1
+
+
+@dataclass
+class Trajectory:
+    """A whole rollout of one task: its turns, final reward, status and provenance."""
+
+    domain: str
+    task: Task
+    sample_index: int = 0
+    job_key: str = ""
+    trajectory_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    turns: list[Turn] = field(default_factory=list)
+    reward: float = 0.0
+    passed: bool = False
+    first_pass_attempt: int | None = None
+    status: str = "failed"
+    error: str | None = None
+    started_at: float = field(default_factory=time.time)
+    wall_s: float = 0.0
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RolloutJob:
+    """What to roll out: a domain object, one of its tasks, and which sample of that task."""
+
+    domain: Any
+    task: Task
+    sample_index: int = 0
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return job_key(self.task.id, self.sample_index)
+
+
+def job_key(task_id: str, sample_index: int) -> str:
+    """The resume key of a rollout: the same task and sample are never rolled out twice."""
+    return f"{task_id}#{sample_index}"
+
+
+def initial_messages(task: Task) -> Conversation:
+    """The conversation a task opens with."""
+    if isinstance(task.prompt, str):
+        return [{"role": "user", "content": task.prompt}]
+    return [{"role": str(m.get("role", "user")), "content": str(m.get("content", ""))}
+            for m in task.prompt]
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates replaced, so it can be stored as UTF-8."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+# -- rewards ---------------------------------------------------------------------------------
+
+
+def final_reward(turns: list[Turn], lo: float, discount: float) -> tuple[float, bool, int | None]:
+    """``(reward, passed, first_pass_attempt)`` of a trajectory (see the module docstring)."""
+    attempts = [t for t in turns if t.attempt and t.completion is not None and t.status == "ok"]
+    first = next((i for i, t in enumerate(attempts) if t.passed), None)
+    if not attempts:
+        return lo, False, None
+    last, k = attempts[-1], len(attempts) - 1
+    return lo + (last.reward - lo) * discount ** k, last.passed, first
+
+
+def apply_step(turn: Turn, score: Score, info: dict[str, Any], observation: str | None) -> None:
+    """Copy an episode step's judgement onto ``turn``."""
+    turn.reward = float(score.reward)
+    turn.components = {k: float(v) for k, v in score.components.items()}
+    turn.passed = bool(score.passed)
+    turn.attempt = info.get("attempt", True) is not False
+    turn.feedback = clean_text(score.feedback or "")
+    turn.error = score.error
+    turn.exec = _jsonable(score.exec)
+    turn.exec_status = (score.exec or {}).get("status") if isinstance(score.exec, dict) else None
+    turn.observation = None if observation is None else clean_text(observation)
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None:
+        return None
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except (TypeError, ValueError):
+        return {"repr": repr(value)}
+
+
+# -- one rollout -----------------------------------------------------------------------------
+
+
+class Rollout:
+    """Plays one job against a policy; see :func:`run_rollouts` for many."""
+
+    def __init__(self, policy: Any, job: RolloutJob, sampling: dict[str, Any],
+                 executor: ThreadPoolExecutor | None = None):
+        self.policy = policy
+        self.job = job
+        self.sampling = sampling
+        self.executor = executor
+        manifest = job.domain.manifest
+        self.lo = manifest.reward_range[0]
+        self.discount = manifest.repair_discount
+        self.max_turns = max(1, manifest.max_turns)
+        timeout = float(manifest.data.get("verify_timeout_s") or 10.0)
+        self.verify_timeout_s = timeout * VERIFY_TIMEOUT_FACTOR
+
+    async def run(self) -> Trajectory:
+        job = self.job
+        traj = Trajectory(job.domain.id, job.task, job.sample_index, job.key,
+                          provenance=dict(job.provenance))
+        start = time.perf_counter()
+        try:
+            await self._play(traj)
+        finally:
+            traj.wall_s = time.perf_counter() - start
+            self._finish(traj)
+        return traj
+
+    async def _play(self, traj: Trajectory) -> None:
+        try:
+            episode = self.job.domain.start(self.job.task)
+        except Exception as exc:  # noqa: BLE001 - a broken episode is data
+            traj.status, traj.error = "env_error", f"start() raised {type(exc).__name__}: {exc}"
+            return
+        history: Conversation = []
+        new = initial_messages(self.job.task)
+        for index in range(self.max_turns):
+            history += new
+            turn = await self._turn(index, new, history)
+            traj.turns.append(turn)
+            if turn.status != "ok":
+                traj.status, traj.error = _trajectory_status(turn), turn.error
+                return
+            done = await self._step(episode, turn)
+            if turn.status != "ok":
+                traj.status, traj.error = turn.status, turn.error
+                return
+            if done:
+                return
+            history.append({"role": "assistant", "content": turn.completion or ""})
+            new = [{"role": "user", "content": turn.observation or ""}]
+
+    async def _turn(self, index: int, new: Conversation, history: Conversation) -> Turn:
+        gen: Generation = (await generate_detailed(self.policy, [list(history)], **self.sampling))[0]
+        turn = Turn(index, [dict(m) for m in new], None, reward=self.lo, gen_s=gen.latency_s,
+                    finish_reason=gen.finish_reason, prompt_tokens=gen.prompt_tokens,
+                    completion_tokens=gen.completion_tokens, gen_attempts=gen.attempts)
+        if gen.error is not None or gen.text is None:
+            turn.status, turn.error = "policy_error", gen.error or "policy returned no text"
+        else:
+            turn.completion = clean_text(gen.text)
+        return turn
+
+    async def _step(self, episode: Any, turn: Turn) -> bool:
+        """Score ``turn`` with the episode; True when the episode is done."""
+        loop = asyncio.get_running_loop()
+        start = time.perf_counter()
+        try:
+            call = loop.run_in_executor(self.executor, _timed_step, episode, turn.completion)
+            result, turn.verify_s = await asyncio.wait_for(call, self.verify_timeout_s)
+        except asyncio.TimeoutError:
+            turn.status, turn.verify_s = "verify_timeout", time.perf_counter() - start
+            turn.error = f"episode.step did not return within {self.verify_timeout_s:g} s"
+            return True
+        except Exception as exc:  # noqa: BLE001 - an episode crash is data
+            turn.status, turn.verify_s = "env_error", time.perf_counter() - start
+            turn.error = f"step() raised {type(exc).__name__}: {exc}"
+            return True
+        apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
+        return bool(result.done) or result.observation is None
+
+    def _finish(self, traj: Trajectory) -> None:
+        reward, passed, first = final_reward(traj.turns, self.lo, self.discount)
+        if traj.status not in ERROR_STATUSES:
+            traj.status = "passed" if passed else "failed"
+            traj.error = next((t.error for t in reversed(traj.turns) if t.error), None)
+        traj.reward, traj.passed, traj.first_pass_attempt = reward, passed, first
+
+
+def _timed_step(episode: Any, completion: str | None) -> tuple[Any, float]:
+    """``episode.step(completion)`` and the seconds it took (excluding time queued for a thread)."""
+    start = time.perf_counter()
+    result = episode.step(completion)
+    return result, time.perf_counter() - start
+
+
+def _trajectory_status(turn: Turn) -> str:
+    return turn.status if turn.status in STATUSES else "env_error"
+
+
+# -- many rollouts ---------------------------------------------------------------------------
+
+
+async def run_rollouts(policy: Any, jobs: Iterable[RolloutJob], *, sampling: dict[str, Any],
+                       concurrency: int = 32, verify_workers: int = 8,
+                       on_result: Callable[[Trajectory], Awaitable[None] | None] | None = None,
+                       ) -> list[Trajectory]:
+    """Roll out every job with at most ``concurrency`` in flight; results in completion order.
+
+    ``on_result`` is called (and awaited if it returns an awaitable) as each trajectory finishes,
+    e.g. to append it to a store; an exception from it propagates and stops the run.
+    """
+    queue: asyncio.Queue[RolloutJob] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    results: list[Trajectory] = []
+    with ThreadPoolExecutor(max_workers=max(1, verify_workers),
+                            thread_name_prefix="rlhub-verify") as executor:
+        async def worker() -> None:
+            while not queue.empty():
+                job = queue.get_nowait()
+                traj = await Rollout(policy, job, sampling, executor).run()
+                results.append(traj)
+                if on_result is not None:
+                    maybe = on_result(traj)
+                    if maybe is not None:
+                        await maybe
+
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+    return results
+
+
+async def rollout(policy: Any, domain: Any, task: Task, *, sampling: dict[str, Any] | None = None,
+                  sample_index: int = 0) -> Trajectory:
+    """Roll out one task of ``domain`` with ``policy`` (verification in the default executor)."""
+    return await Rollout(policy, RolloutJob(domain, task, sample_index), sampling or {}).run()
+
+
+def replay(domain: Any, task: Task, completions: list[str]) -> list[Any]:
+    """The episode's step results for stored ``completions``, in order (used by ``reverify``)."""
+    episode = domain.start(task)
+    results = []
+    for completion in completions:
+        result = episode.step(completion)
+        results.append(result)
+        if result.done:
+            break
+    return results

@@ -1,0 +1,182 @@
+"""The host side of the worker protocol, shared by every backend that runs ``worker.py``.
+
+A :class:`Channel` owns one byte stream to one resident worker (pipes to a bubblewrap sandbox, a
+unix socket into a container). It frames requests, matches results to futures by id on a reader
+thread, and turns the worker's raw report into an :class:`~rlhub.sandbox.ExecResult` with one
+status rule (:func:`classify`) for all backends. When the stream breaks, every pending job ends
+as ``infra_error`` and the channel reports itself dead so its owner can replace the worker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import asdict
+from importlib import resources
+from typing import Any
+
+from rlhub.errors import SandboxError
+from rlhub.sandbox import LANGUAGES, ExecRequest, ExecResult, Limits
+
+MAX_STDIN = 256 << 20
+GRACE_S = 30.0
+
+
+def worker_source() -> str:
+    """The resident worker's source, passed to ``python3 -c`` wherever a worker starts."""
+    return resources.files("rlhub.sandbox").joinpath("worker.py").read_text()
+
+
+def validate(request: ExecRequest, languages: tuple[str, ...]) -> None:
+    """Raise :class:`SandboxError` when ``request`` cannot run on a backend with ``languages``."""
+    if request.language not in LANGUAGES:
+        raise SandboxError(f"language: expected one of {list(LANGUAGES)}, found {request.language!r}")
+    if request.language not in languages:
+        raise SandboxError(f"language {request.language!r} is not available on this backend "
+                           f"(available: {list(languages)}); install its toolchain to use it")
+    for name in request.files:
+        parts = name.split("/")
+        if not name or name.startswith("/") or ".." in parts or "" in parts:
+            raise SandboxError(f"files: expected relative paths inside the work dir, found {name!r}")
+    limits = request.limits
+    for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes"):
+        if getattr(limits, key) <= 0:
+            raise SandboxError(f"limits.{key}: expected a positive number, found {getattr(limits, key)}")
+
+
+def encode(job_id: int, request: ExecRequest) -> bytes:
+    """One request frame: header, then the job blob and the stdin blob."""
+    meta = json.dumps({"code": request.code, "files": request.files, "argv": request.argv,
+                       "env": request.env}, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    stdin = request.stdin if isinstance(request.stdin, bytes) else \
+        request.stdin.encode("utf-8", "surrogateescape")
+    if len(stdin) > MAX_STDIN:
+        raise SandboxError(f"stdin: expected at most {MAX_STDIN} bytes, found {len(stdin)}")
+    header = json.dumps({"id": job_id, "lang": request.language, "limits": asdict(request.limits),
+                         "meta_len": len(meta), "stdin_len": len(stdin)}).encode()
+    return len(header).to_bytes(4, "big") + header + meta + stdin
+
+
+def classify(report: dict[str, Any], limits: Limits) -> str:
+    """The one status rule: what the worker saw, mapped onto :data:`~rlhub.sandbox.STATUSES`."""
+    if not report["dispatched"]:
+        return "infra_error"
+    if report["timed_out"]:
+        return "timeout"
+    if report["over"]:
+        return "output_limit"
+    sig, code = report["signal"], report["exit_code"]
+    cpu_limit = max(1, int(limits.cpu_s + 0.999))
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and report["cpu_s"] >= cpu_limit - 0.05):
+        return "timeout"
+    if code != 0 and (report["memory_words"] or (
+            sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
+            and report["max_rss_mb"] >= 0.9 * limits.memory_mb)):
+        return "memory"
+    if sig:
+        return "killed"
+    return "ok" if code == 0 else "error"
+
+
+def to_result(report: dict[str, Any], out: bytes, err: bytes, limits: Limits, backend: str,
+              missing: list[str]) -> ExecResult:
+    status = classify(report, limits)
+    detail = "compile error" if report.get("compile_error") else ""
+    if status == "infra_error":
+        detail = "the worker could not start the job"
+    return ExecResult(status, report["exit_code"], out.decode("utf-8", "replace"),
+                      err.decode("utf-8", "replace"), round(report["wall_s"], 6),
+                      round(report["cpu_s"], 6), round(report["max_rss_mb"], 3), backend,
+                      list(missing), detail, leftovers=report["leftovers"])
+
+
+def infra_error(backend: str, missing: list[str], why: str) -> ExecResult:
+    return ExecResult("infra_error", None, "", "", 0.0, backend=backend, missing=list(missing),
+                      detail=why)
+
+
+class Channel:
+    """Framed request/response stream to one worker; see the module docstring."""
+
+    def __init__(self, rfd: int, wfd: int, backend: str, missing: list[str],
+                 on_close: Callable[[], None] | None = None):
+        self.rfd, self.wfd = rfd, wfd
+        self.backend, self.missing = backend, missing
+        self.on_close = on_close
+        self.pending: dict[int, tuple[Future[ExecResult], Limits]] = {}
+        self.ids = itertools.count(1)
+        self.lock = threading.Lock()
+        self.alive = True
+        self.ready = self._read_header()
+        if self.ready.get("op") != "ready":
+            raise SandboxError(f"sandbox worker: expected a ready message, found {self.ready}")
+        self.reader = threading.Thread(target=self._read_loop, name=f"rlhub-{backend}-reader",
+                                       daemon=True)
+        self.reader.start()
+
+    def load(self) -> int:
+        return len(self.pending)
+
+    def submit(self, request: ExecRequest) -> Future[ExecResult]:
+        future: Future[ExecResult] = Future()
+        with self.lock:
+            if not self.alive:
+                raise SandboxError(f"{self.backend} sandbox worker is gone")
+            job_id = next(self.ids)
+            frame = encode(job_id, request)
+            self.pending[job_id] = (future, request.limits)
+            try:
+                write_all(self.wfd, frame)
+            except OSError as exc:
+                self.pending.pop(job_id, None)
+                self.alive = False
+                raise SandboxError(f"{self.backend} sandbox worker stopped reading: {exc}") from exc
+        return future
+
+    def _read_exact(self, n: int) -> bytes:
+        chunks = []
+        while n:
+            chunk = os.read(self.rfd, min(n, 1 << 20))
+            if not chunk:
+                raise EOFError("the sandbox worker closed its output")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def _read_header(self) -> dict[str, Any]:
+        size = int.from_bytes(self._read_exact(4), "big")
+        return json.loads(self._read_exact(size))
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                report = self._read_header()
+                out = self._read_exact(report["out_len"]) if report.get("out_len") else b""
+                err = self._read_exact(report["err_len"]) if report.get("err_len") else b""
+                entry = self.pending.pop(report.get("id"), None)
+                if entry is not None:
+                    future, limits = entry
+                    future.set_result(to_result(report, out, err, limits, self.backend,
+                                                self.missing))
+        except (OSError, EOFError, ValueError) as exc:
+            self._fail_all(f"the sandbox worker died: {exc}")
+
+    def _fail_all(self, why: str) -> None:
+        with self.lock:
+            self.alive = False
+            pending, self.pending = self.pending, {}
+        for future, _ in pending.values():
+            future.set_result(infra_error(self.backend, self.missing, why))
+        if self.on_close is not None:
+            self.on_close()
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -1,0 +1,345 @@
+"""The trajectory store: Parquet parts on any fsspec filesystem (local, ``memory://``, ``s3://``).
+
+Layout under the store URL::
+
+    run.json                      the run's config (written by eval)
+    metrics.json                  eval metrics
+    trajectories/part-<time>-<uuid>.parquet
+
+Each :meth:`TrajectoryStore.write` commits one part atomically. On a local disk the part is
+written to a hidden temp file, fsynced, then renamed into place; on object stores each part has a
+fresh write-once name and becomes visible only when its upload completes. A crash therefore loses
+at most the batch not yet written and never leaves a half-written part under a ``part-`` name.
+Readers only read ``part-*.parquet``; stray temp files are removed by :meth:`clean_temp`.
+
+One row per trajectory; the schema version is :data:`SCHEMA_VERSION`, stored in every row and in
+the Parquet metadata. Turns are a list of structs, score components a map.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rlhub.errors import StoreError
+from rlhub.rollout import Trajectory
+
+SCHEMA_VERSION = 1
+PARTS = "trajectories"
+
+TURN = pa.struct([
+    ("index", pa.int32()), ("messages", pa.string()), ("completion", pa.string()),
+    ("reward", pa.float64()), ("components", pa.map_(pa.string(), pa.float64())),
+    ("passed", pa.bool_()), ("attempt", pa.bool_()), ("status", pa.string()),
+    ("feedback", pa.string()), ("error", pa.string()), ("exec_status", pa.string()),
+    ("exec", pa.string()), ("observation", pa.string()), ("gen_s", pa.float64()),
+    ("verify_s", pa.float64()), ("finish_reason", pa.string()), ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()), ("gen_attempts", pa.int32()),
+])
+PROVENANCE = ("plugin", "distribution", "plugin_version", "domain_version", "verifier_hash",
+              "sandbox_image", "sandbox_image_digest", "rlhub_version", "policy", "seed", "split",
+              "run_id")
+SCHEMA = pa.schema([
+    ("schema_version", pa.int32()), ("trajectory_id", pa.string()), ("job_key", pa.string()),
+    ("domain", pa.string()), ("task_id", pa.string()), ("task", pa.string()),
+    ("sample_index", pa.int32()), ("reward", pa.float64()), ("passed", pa.bool_()),
+    ("first_pass_attempt", pa.int32()), ("n_turns", pa.int32()), ("status", pa.string()),
+    ("error", pa.string()), ("started_at", pa.float64()), ("wall_s", pa.float64()),
+    ("turns", pa.list_(TURN)),
+    ("plugin", pa.string()), ("distribution", pa.string()), ("plugin_version", pa.string()),
+    ("domain_version", pa.string()), ("verifier_hash", pa.string()),
+    ("sandbox_image", pa.string()), ("sandbox_image_digest", pa.string()),
+    ("rlhub_version", pa.string()), ("policy", pa.string()), ("policy_info", pa.string()),
+    ("seed", pa.int64()), ("split", pa.string()), ("run_id", pa.string()),
+], metadata={"rlhub.schema_version": str(SCHEMA_VERSION)})
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, default=str)
+
+
+def turn_row(turn: Any) -> dict[str, Any]:
+    return {
+        "index": turn.index, "messages": _dumps(turn.messages), "completion": turn.completion,
+        "reward": turn.reward, "components": list(turn.components.items()),
+        "passed": turn.passed, "attempt": turn.attempt, "status": turn.status,
+        "feedback": turn.feedback, "error": turn.error, "exec_status": turn.exec_status,
+        "exec": _dumps(turn.exec), "observation": turn.observation, "gen_s": turn.gen_s,
+        "verify_s": turn.verify_s, "finish_reason": turn.finish_reason,
+        "prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
+        "gen_attempts": turn.gen_attempts,
+    }
+
+
+def trajectory_row(traj: Trajectory) -> dict[str, Any]:
+    """The Parquet row of one trajectory."""
+    prov = traj.provenance
+    row = {
+        "schema_version": SCHEMA_VERSION, "trajectory_id": traj.trajectory_id,
+        "job_key": traj.job_key, "domain": traj.domain, "task_id": traj.task.id,
+        "task": _dumps(traj.task.to_dict()), "sample_index": traj.sample_index,
+        "reward": traj.reward, "passed": traj.passed,
+        "first_pass_attempt": traj.first_pass_attempt, "n_turns": len(traj.turns),
+        "status": traj.status, "error": traj.error, "started_at": traj.started_at,
+        "wall_s": traj.wall_s, "turns": [turn_row(t) for t in traj.turns],
+        "policy_info": _dumps(prov.get("policy_info")),
+    }
+    for key in PROVENANCE:
+        value = prov.get(key)
+        row[key] = value if key == "seed" or value is None else str(value)
+    return row
+
+
+def decode_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored row with JSON columns parsed and components turned back into dicts."""
+    out = dict(row)
+    out["task"] = json.loads(row["task"]) if row.get("task") else None
+    out["policy_info"] = json.loads(row["policy_info"]) if row.get("policy_info") else None
+    turns = []
+    for t in row.get("turns") or []:
+        t = dict(t)
+        t["messages"] = json.loads(t["messages"]) if t.get("messages") else []
+        t["exec"] = json.loads(t["exec"]) if t.get("exec") else None
+        t["components"] = dict(t.get("components") or [])
+        turns.append(t)
+    out["turns"] = turns
+    return out
+
+
+class TrajectoryStore:
+    """Atomic Parquet parts under an fsspec URL (see the module docstring)."""
+
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None):
+        import fsspec
+
+        self.url = str(url)
+        try:
+            self.fs, self.root = fsspec.core.url_to_fs(self.url, **(storage_options or {}))
+        except (ImportError, ValueError) as exc:
+            raise StoreError(f"store {self.url!r}: expected a local path or a supported fsspec "
+                             f"URL (memory://, s3://, ...), found: {exc}") from exc
+        self.root = self.root.rstrip("/")
+        self.local = "file" in _protocols(self.fs)
+
+    def path(self, *parts: str) -> str:
+        return "/".join([self.root, *parts])
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def check_writable(self) -> None:
+        """Write and remove a probe file; raise :class:`StoreError` naming the path if it fails."""
+        probe = self.path(PARTS, f".probe-{uuid.uuid4().hex}")
+        try:
+            self.fs.makedirs(self.path(PARTS), exist_ok=True)
+            with self.fs.open(probe, "wb") as fh:
+                fh.write(b"ok")
+            self.fs.rm(probe)
+        except Exception as exc:  # noqa: BLE001 - every backend raises its own kinds
+            raise StoreError(_write_error(self.path(PARTS), exc)) from exc
+
+    def write(self, trajectories: Iterable[Trajectory]) -> str | None:
+        """Commit ``trajectories`` as one part; returns its path (None when there were none)."""
+        rows = [trajectory_row(t) for t in trajectories]
+        if not rows:
+            return None
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), buf, compression="zstd")
+        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
+        final = self.path(PARTS, name)
+        try:
+            self._commit(final, buf.getvalue())
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(_write_error(final, exc)) from exc
+        return final
+
+    def _commit(self, final: str, data: bytes) -> None:
+        self.fs.makedirs(self.path(PARTS), exist_ok=True)
+        if not self.local:
+            with self.fs.open(final, "wb") as fh:  # write-once name: visible only when complete
+                fh.write(data)
+            return
+        tmp = self.path(PARTS, f".tmp-{uuid.uuid4().hex}")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            _unlink(tmp)
+            raise
+        _fsync_dir(os.path.dirname(final))
+
+    def write_json(self, name: str, value: Any) -> None:
+        """Write a small JSON document next to the parts (atomically on a local disk)."""
+        data = json.dumps(value, indent=2, sort_keys=True, default=str).encode()
+        target = self.path(name)
+        try:
+            self.fs.makedirs(self.root, exist_ok=True)
+            if self.local:
+                tmp = self.path(f".tmp-{uuid.uuid4().hex}-{name}")
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, target)
+            else:
+                with self.fs.open(target, "wb") as fh:
+                    fh.write(data)
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(_write_error(target, exc)) from exc
+
+    def clean_temp(self) -> int:
+        """Remove temp files a crashed writer left behind; returns how many."""
+        if not self.fs.exists(self.path(PARTS)):
+            return 0
+        stale = [p for p in self.fs.ls(self.path(PARTS), detail=False)
+                 if p.rsplit("/", 1)[-1].startswith((".tmp-", ".probe-"))]
+        for p in stale:
+            self.fs.rm(p)
+        return len(stale)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def read_json(self, name: str) -> Any | None:
+        target = self.path(name)
+        if not self.fs.exists(target):
+            return None
+        with self.fs.open(target, "rb") as fh:
+            return json.loads(fh.read())
+
+    def parts(self) -> list[str]:
+        if not self.fs.exists(self.path(PARTS)):
+            return []
+        names = self.fs.ls(self.path(PARTS), detail=False)
+        return sorted(p for p in names if p.rsplit("/", 1)[-1].startswith("part-")
+                      and p.endswith(".parquet"))
+
+    def read_table(self) -> pa.Table:
+        """Every committed trajectory as one table (empty with :data:`SCHEMA` if none)."""
+        tables = [self._read_part(p) for p in self.parts()]
+        return pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+
+    def _read_part(self, path: str) -> pa.Table:
+        try:
+            with self.fs.open(path, "rb") as fh:
+                table = pq.read_table(fh)
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"part {path}: expected a Parquet file, could not read it: "
+                             f"{type(exc).__name__}: {exc}") from exc
+        version = int((table.schema.metadata or {}).get(b"rlhub.schema_version", b"0"))
+        if version > SCHEMA_VERSION or version < 1:
+            raise StoreError(f"part {path}: expected schema version 1..{SCHEMA_VERSION}, found "
+                             f"{version}; upgrade rlhub to read it")
+        return table
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every committed trajectory as a decoded dict (see :func:`decode_row`)."""
+        return [decode_row(r) for r in self.read_table().to_pylist()]
+
+    def job_keys(self) -> set[str]:
+        return set(self.read_table().column("job_key").to_pylist())
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    proto = fs.protocol
+    return (proto,) if isinstance(proto, str) else tuple(proto)
+
+
+def _write_error(path: str, exc: BaseException) -> str:
+    cause = f"{type(exc).__name__}: {exc}"
+    hint = "choose a writable --out"
+    if isinstance(exc, OSError) and exc.errno == 28:
+        hint = "free some space, then rerun with --resume"
+    return f"could not write {path}: {cause}. Committed parts are intact; {hint}."
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- provenance ------------------------------------------------------------------------------
+
+
+def _module_source(name: str) -> str:
+    import importlib
+    import inspect
+
+    try:
+        return inspect.getsource(importlib.import_module(name))
+    except (ImportError, OSError, TypeError) as exc:
+        return f"<source of {name} unavailable: {type(exc).__name__}>"
+
+
+def verifier_hash(registry: Any, domain: Any) -> str:
+    """sha256 over the source of the domain's factory module, its class's module and its verifier.
+
+    Any edit to the code that decides a reward changes the hash, so a stored trajectory can be
+    matched to the exact verifier that scored it.
+    """
+    import hashlib
+
+    manifest = domain.manifest
+    modules = {manifest.data["factory"].partition(":")[0], type(domain).__module__}
+    spec = manifest.data.get("verifier")
+    if isinstance(spec, dict) and spec.get("name"):
+        ref = registry.verifier_refs().get(spec["name"])
+        if ref:
+            modules.add(ref.partition(":")[0])
+    digest = hashlib.sha256()
+    for name in sorted(modules):
+        digest.update(name.encode() + b"\0" + _module_source(name).encode() + b"\0")
+    return digest.hexdigest()
+
+
+def sandbox_image_digest(manifest: Any) -> tuple[str | None, str | None]:
+    """``(image, digest)`` of a docker-sandboxed domain; the digest is None when unresolvable."""
+    sandbox = manifest.data.get("sandbox") or {}
+    if sandbox.get("kind") != "docker":
+        return None, None
+    image = sandbox.get("image")
+    if sandbox.get("digest") or not image:
+        return image, sandbox.get("digest")
+    try:
+        import docker
+
+        attrs = docker.from_env(timeout=5).images.get(image).attrs
+    except Exception:  # noqa: BLE001 - no engine or no image: provenance says unknown
+        return image, None
+    digests = attrs.get("RepoDigests") or []
+    return image, (digests[0] if digests else attrs.get("Id"))
+
+
+def domain_provenance(registry: Any, domain: Any) -> dict[str, Any]:
+    """The provenance columns shared by every trajectory of ``domain``."""
+    from rlhub import __version__
+
+    manifest = domain.manifest
+    info = registry.plugins.get(manifest.plugin)
+    image, digest = sandbox_image_digest(manifest)
+    return {"plugin": manifest.plugin, "distribution": manifest.distribution,
+            "plugin_version": info.version if info else None,
+            "domain_version": manifest.version, "verifier_hash": verifier_hash(registry, domain),
+            "sandbox_image": image, "sandbox_image_digest": digest, "rlhub_version": __version__}

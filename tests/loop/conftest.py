@@ -1,0 +1,96 @@
+"""Fixtures of the loop tests: the looptest plugin, a free port, subprocess environments."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+HERE = Path(__file__).parent
+VENV_BIN = Path(sys.executable).parent
+RLHUB = str(VENV_BIN / "rlhub")
+sys.path.insert(0, str(HERE))
+
+import loopplugin  # noqa: E402
+
+
+@pytest.fixture
+def reg() -> object:
+    """A registry holding only rlhub's built-ins and the looptest plugin."""
+    from rlhub.plugins import Registry
+
+    return Registry(plugins=[loopplugin], autoload=False)
+
+
+@pytest.fixture(scope="session")
+def rlhub_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One RLHUB_HOME for the session, so builtin:tiny is built once."""
+    return tmp_path_factory.mktemp("rlhub-home")
+
+
+@pytest.fixture(autouse=True)
+def _home_env(rlhub_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLHUB_HOME", str(rlhub_home))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli_env(rlhub_home: Path, **extra: str) -> dict[str, str]:
+    """The environment for an ``rlhub`` subprocess that loads the looptest plugin only."""
+    env = {**os.environ, "RLHUB_HOME": str(rlhub_home), "RLHUB_PLUGINS": "loopplugin",
+           "RLHUB_DISABLE_AUTOLOAD": "1",
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra)
+    return env
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    """Wait until ``url`` answers 200, failing early if ``proc`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stderr.read().decode() if proc.stderr else ""
+            raise AssertionError(f"server exited with {proc.returncode}: {out[-2000:]}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"expected {url} to answer within {timeout} s")
+
+
+@pytest.fixture
+def serve(rlhub_home: Path) -> Iterator[object]:
+    """Start ``rlhub policy serve SPEC`` on 127.0.0.1 and a free port; yields a start function."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(spec: str, *args: str) -> str:
+        port = free_port()
+        proc = subprocess.Popen([RLHUB, "policy", "serve", spec, "--host", "127.0.0.1",
+                                 "--port", str(port), *args], env=cli_env(rlhub_home),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(proc)
+        base = f"http://127.0.0.1:{port}"
+        wait_http(f"{base}/health", proc)
+        return f"{base}/v1"
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

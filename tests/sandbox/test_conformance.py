@@ -1,0 +1,320 @@
+"""The sandbox conformance suite: every backend must contain these jobs and report them right.
+
+Each test runs hostile or heavy jobs and then checks three things: the result's status, that
+nothing escaped to the host (no leftover process, no file written, no connection made), and that
+the backend still runs an ordinary job afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import textwrap
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from rlhub.sandbox import STATUSES, ExecRequest, ExecResult, Limits
+from tests.sandbox.conftest import HOST_SECRET, Listener, host_processes_with
+
+
+def py(code: str, **limits: Any) -> ExecRequest:
+    return ExecRequest(code=textwrap.dedent(code), limits=Limits(**limits))
+
+
+def batch(sandbox: Any, requests: list[ExecRequest]) -> list[ExecResult]:
+    return asyncio.run(sandbox.run_batch(requests))
+
+
+def assert_pool_alive(sandbox: Any) -> None:
+    result = sandbox.run(py("print('still here')"))
+    assert (result.status, result.stdout) == ("ok", "still here\n"), result
+
+
+def assert_no_process_with(token: str) -> None:
+    deadline = time.monotonic() + 2
+    while host_processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert host_processes_with(token) == []
+
+
+def test_a_trivial_job_returns_its_output_and_a_known_status(sandbox: Any) -> None:
+    result = sandbox.run(py("import sys; print('hello'); print('warn', file=sys.stderr)"))
+    assert result.status == "ok" and result.status in STATUSES
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "hello\n", "warn\n")
+    assert result.wall_s > 0 and result.max_rss_mb > 0
+    assert result.missing == sandbox.info()["missing"]
+
+
+def test_a_failing_job_is_an_error_with_its_exit_code(sandbox: Any) -> None:
+    result = sandbox.run(py("import sys; sys.exit(3)"))
+    assert (result.status, result.exit_code) == ("error", 3)
+    raised = sandbox.run(py("raise ValueError('boom')"))
+    assert raised.status == "error" and "ValueError: boom" in raised.stderr
+
+
+def test_a_job_sleeping_past_its_wall_limit_is_a_timeout(sandbox: Any) -> None:
+    started = time.monotonic()
+    result = sandbox.run(py("import time; time.sleep(60)", wall_s=1.0))
+    assert result.status == "timeout"
+    assert time.monotonic() - started < 5
+    assert_pool_alive(sandbox)
+
+
+def test_a_job_spinning_past_its_cpu_limit_is_a_timeout(sandbox: Any) -> None:
+    result = sandbox.run(py("while True: pass", cpu_s=1, wall_s=10))
+    assert result.status == "timeout"
+    assert 0.8 <= result.cpu_s < 5 and result.wall_s < 8
+
+
+def test_a_job_allocating_past_its_memory_limit_is_a_memory_status(sandbox: Any) -> None:
+    big = sandbox.run(py("x = bytearray(2 << 30)", memory_mb=256))
+    assert big.status == "memory", big
+    grow = sandbox.run(py("""
+        chunks = []
+        while True:
+            chunks.append(bytearray(16 << 20))
+        """, memory_mb=256))
+    assert grow.status == "memory", grow
+    assert_pool_alive(sandbox)
+
+
+def test_a_fork_bomb_is_contained_and_leaves_no_process(sandbox: Any) -> None:
+    token = "bomb-" + uuid.uuid4().hex
+    result = sandbox.run(py(f"""
+        import os, time
+        TOKEN = {token!r}
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                time.sleep(0.01)
+        """, processes=16, wall_s=2))
+    assert result.status in ("timeout", "error", "killed")
+    assert_no_process_with(token)
+    assert_pool_alive(sandbox)
+
+
+def test_a_process_limit_stops_forks_before_the_host_runs_out(sandbox: Any) -> None:
+    result = sandbox.run(py("""
+        import os, time
+        n = 0
+        try:
+            while n < 500:
+                if os.fork() == 0:
+                    time.sleep(5)
+                    os._exit(0)
+                n += 1
+        except OSError:
+            pass
+        print(n)
+        """, processes=16, wall_s=5))
+    assert result.status == "ok", result
+    assert 0 < int(result.stdout) < 16
+
+
+def test_setsid_and_double_forked_daemons_die_with_their_job(sandbox: Any) -> None:
+    token = "daemon-" + uuid.uuid4().hex
+    result = sandbox.run(py(f"""
+        import os, subprocess, sys, time
+        sleeper = [sys.executable, "-c", "import time; time.sleep(300)", {token!r}]
+        subprocess.Popen(sleeper, start_new_session=True)          # setsid'd child
+        if os.fork() == 0:                                         # double fork
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, sleeper)
+            os._exit(0)
+        time.sleep(0.3)
+        print("parent done")
+        """))
+    assert (result.status, result.stdout) == ("ok", "parent done\n"), result
+    assert result.leftovers >= 2
+    assert_no_process_with(token)
+
+
+def test_a_stdout_flood_is_capped_and_reported(sandbox: Any) -> None:
+    started = time.monotonic()
+    result = sandbox.run(py("""
+        import sys
+        while True:
+            sys.stdout.write("x" * 65536)
+        """, output_bytes=100_000, wall_s=20))
+    assert result.status == "output_limit"
+    assert 0 < len(result.stdout) <= 100_000
+    assert time.monotonic() - started < 10
+
+
+def test_a_stderr_flood_is_capped_and_reported(sandbox: Any) -> None:
+    result = sandbox.run(py("""
+        import os
+        while True:
+            os.write(2, b"e" * 65536)
+        """, output_bytes=50_000, wall_s=20))
+    assert result.status == "output_limit"
+    assert len(result.stderr) <= 50_000
+    assert_pool_alive(sandbox)
+
+
+def test_writes_outside_the_work_dir_fail_and_reach_nothing_on_the_host(
+        sandbox: Any, tmp_path: Any) -> None:
+    tmp_path.chmod(0o777)
+    targets = [str(tmp_path / "escaped.txt"), "/etc/rlhub-escaped", "/usr/rlhub-escaped",
+               "/var/tmp/rlhub-escaped", "/root/rlhub-escaped", "/rlhub-escaped"]
+    result = sandbox.run(py(f"""
+        import os
+        for target in {targets!r}:
+            try:
+                with open(target, "w") as f:
+                    f.write("escaped")
+                print("WROTE", target)
+            except OSError as exc:
+                print("refused", target, exc.errno)
+        with open("inside.txt", "w") as f:
+            f.write("fine")
+        print("inside ok")
+        """))
+    assert result.status == "ok", result
+    assert "WROTE" not in result.stdout and "inside ok" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+    for target in targets[1:]:
+        assert not __import__("os").path.exists(target)
+
+
+def test_jobs_have_no_network_to_the_host_loopback_or_elsewhere(
+        sandbox: Any, listener: Listener) -> None:
+    result = sandbox.run(py(f"""
+        import socket
+        for addr in [("127.0.0.1", {listener.port}), ("192.0.2.1", 80)]:
+            s = socket.socket()
+            s.settimeout(2)
+            try:
+                s.connect(addr)
+                print("CONNECTED", addr)
+            except OSError as exc:
+                print("refused", addr, exc.errno)
+        """, wall_s=10))
+    assert result.status == "ok", result
+    assert "CONNECTED" not in result.stdout and result.stdout.count("refused") == 2
+    assert listener.accepted == 0
+
+
+def test_a_job_cannot_read_another_running_jobs_files(sandbox: Any) -> None:
+    secret = "victim-secret-" + uuid.uuid4().hex
+    victim = py(f"""
+        import os, time
+        with open("secret.txt", "w") as f:
+            f.write({secret!r})
+        os.chmod("secret.txt", 0o666)
+        os.chmod(".", 0o777)
+        time.sleep(2.5)
+        print(open("secret.txt").read())
+        """)
+    half = len(secret) // 2
+    attacker = py(f"""
+        import glob, os, time
+        SECRET = {secret[:half]!r} + {secret[half:]!r}   # never whole in this job's own files
+        time.sleep(0.8)
+        found = []
+        patterns = ["/tmp/**", "/work/**", "/proc/*/cwd/*", "/proc/*/root/tmp/**",
+                    "/proc/*/root/work/**", "/dev/shm/*", "/run/**/secret.txt"]
+        for pattern in patterns:
+            for path in glob.glob(pattern, recursive=True)[:5000]:
+                try:
+                    with open(path, errors="ignore") as f:
+                        if SECRET in f.read(1 << 16):
+                            found.append(path)
+                except OSError:
+                    pass
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    if SECRET.encode() in open(f"/proc/{{pid}}/cmdline", "rb").read():
+                        found.append(pid)
+                except OSError:
+                    pass
+        print("FOUND" if found else "nothing", found)
+        """, wall_s=20)
+    victim_result, attacker_result = batch(sandbox, [victim, attacker])
+    assert (victim_result.status, victim_result.stdout) == ("ok", secret + "\n")
+    assert attacker_result.status == "ok", attacker_result
+    assert attacker_result.stdout.startswith("nothing"), attacker_result.stdout
+
+
+def test_host_environment_variables_do_not_reach_jobs(sandbox: Any) -> None:
+    result = sandbox.run(py(f"""
+        import os
+        leaks = [k for k, v in os.environ.items() if {HOST_SECRET!r} in v]
+        for pid in ["1", str(os.getppid()), "self"]:
+            try:
+                if {HOST_SECRET!r}.encode() in open(f"/proc/{{pid}}/environ", "rb").read():
+                    leaks.append(pid)
+            except OSError:
+                pass
+        print(leaks, sorted(os.environ))
+        """))
+    assert result.status == "ok", result
+    assert result.stdout.startswith("[]"), result.stdout
+    assert "RLHUB_CONFORMANCE_SECRET" not in result.stdout
+
+
+def test_a_huge_stdin_arrives_whole(sandbox: Any) -> None:
+    data = (uuid.uuid4().hex * 400_000)[: 12 << 20]
+    result = sandbox.run(ExecRequest(
+        code="import sys, hashlib; d = sys.stdin.buffer.read(); "
+             "print(len(d), hashlib.sha256(d).hexdigest())",
+        stdin=data, limits=Limits(wall_s=30)))
+    assert result.status == "ok", result
+    assert result.stdout.split() == [str(len(data)), hashlib.sha256(data.encode()).hexdigest()]
+
+
+def test_binary_and_non_utf8_output_comes_back_without_failing(sandbox: Any) -> None:
+    result = sandbox.run(py("""
+        import sys
+        sys.stdout.buffer.write(bytes(range(256)) + b"\\xff\\xfe end")
+        sys.stderr.buffer.write(b"\\x80\\x81 bad utf-8")
+        """))
+    assert result.status == "ok", result
+    assert result.stdout.endswith(" end") and "\ufffd" in result.stdout
+    assert "bad utf-8" in result.stderr
+
+
+def test_a_hundred_jobs_at_once_all_finish_in_order(sandbox: Any) -> None:
+    requests = [py(f"import time; time.sleep(0.02); print({i} * {i})") for i in range(100)]
+    started = time.monotonic()
+    results = batch(sandbox, requests)
+    assert [r.status for r in results] == ["ok"] * 100
+    assert [r.stdout for r in results] == [f"{i * i}\n" for i in range(100)]
+    assert time.monotonic() - started < 30
+    assert_pool_alive(sandbox)
+
+
+def test_a_job_cannot_signal_another_running_job(sandbox: Any) -> None:
+    victim = py("import os, time; time.sleep(1.5); print('survived', os.getuid())")
+    attacker = py("""
+        import os, signal, time
+        time.sleep(0.5)
+        try:
+            os.kill(-1, signal.SIGKILL)   # everything this uid may signal, except itself
+        except OSError:
+            pass
+        for pid in os.listdir("/proc"):
+            if pid.isdigit() and int(pid) != os.getpid():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        print("tried")
+        """)
+    victim_result, attacker_result = batch(sandbox, [victim, attacker])
+    assert victim_result.status == "ok", victim_result
+    assert victim_result.stdout.startswith("survived") and victim_result.stdout.split()[1] != "0"
+    assert attacker_result.stdout == "tried\n"
+    assert_pool_alive(sandbox)
+
+
+def test_bash_jobs_run_with_argv_and_files(sandbox: Any) -> None:
+    result = sandbox.run(ExecRequest(code='cat data.txt; echo "args:$*"', language="bash",
+                                     files={"data.txt": "from a file\n"}, argv=["a", "b"]))
+    assert (result.status, result.stdout) == ("ok", "from a file\nargs:a b\n"), result
