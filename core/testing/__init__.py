@@ -16,6 +16,7 @@ import random
 import string
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -134,13 +135,17 @@ def _child_fingerprints(ids: Sequence[str]) -> dict[str, str]:
     if missing:
         env = {**os.environ, "PYTHONHASHSEED": str(random.Random().randrange(1, 2**31))}
         code = ("import json,sys; from rlhub.testing import _fingerprints_main; "
-                "_fingerprints_main(json.loads(sys.argv[1]), json.loads(sys.argv[2]))")
+                "_fingerprints_main(*map(json.loads, sys.argv[1:3]), sys.argv[3])")
         files = [str(p) for p in _registry_files()]
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(missing), json.dumps(files)],
-                             capture_output=True, text=True, env=env, timeout=600)
-        if out.returncode:
-            raise RuntimeError(f"fingerprint subprocess failed: {out.stderr[-2000:]}")
-        _CHILD_PRINTS.update(json.loads(out.stdout.strip().splitlines()[-1]))
+        with tempfile.TemporaryDirectory() as tmp:
+            result = os.path.join(tmp, "prints.json")
+            out = subprocess.run([sys.executable, "-c", code, json.dumps(missing),
+                                  json.dumps(files), result],
+                                 capture_output=True, text=True, env=env, timeout=600)
+            if out.returncode:
+                raise RuntimeError(f"fingerprint subprocess failed: {out.stderr[-2000:]}")
+            with open(result) as fh:
+                _CHILD_PRINTS.update(json.load(fh))
     return {i: _CHILD_PRINTS.get(i, "") for i in ids}
 
 
@@ -150,7 +155,7 @@ def _registry_files() -> list[str]:
     return sorted({m.source for m in registry().manifests.values() if m.source})
 
 
-def _fingerprints_main(ids: list[str], domain_files: list[str]) -> None:
+def _fingerprints_main(ids: list[str], domain_files: list[str], result: str) -> None:
     from rlhub.plugins import registry
 
     reg = registry(domain_files=domain_files) if domain_files else registry()
@@ -160,7 +165,8 @@ def _fingerprints_main(ids: list[str], domain_files: list[str]) -> None:
             prints[domain_id] = fingerprint(_fingerprint_tasks(reg.get(domain_id)))
         except Exception as exc:  # noqa: BLE001 - reported by the caller as a mismatch
             prints[domain_id] = f"error: {type(exc).__name__}: {exc}"
-    print(json.dumps(prints))
+    with open(result, "w") as fh:
+        json.dump(prints, fh)
 
 
 def check_determinism(domain: Domain, *, across_processes: bool = True,
@@ -208,7 +214,8 @@ def check_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
             domain = reg.get(domain)
         except Exception as exc:  # noqa: BLE001 - a factory that fails is a contract problem
             return [f"{domain}: could not build the domain: {exc}"]
-        batch = reg.ids()
+        # one fresh interpreter fingerprints the whole plugin, not one domain at a time
+        batch = [i for i in reg.ids() if reg.manifest(i).plugin == domain.manifest.plugin]
     else:
         batch = ()
     try:

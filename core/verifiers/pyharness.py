@@ -1,7 +1,7 @@
 """Test harness for the ``python-tests`` verifier; runs as its own process, standard library only.
 
-Reads ``{"candidate": code, "tests": code, "entry_point": name, "call_timeout_s": s}`` as JSON on
-stdin and prints one JSON verdict line on stdout. Its design makes a pass unforgeable:
+Reads ``{"candidate": code, "tests": code, "entry_point": name, "call_timeout_s": s, "nonce": n}``
+as JSON on stdin and prints one JSON verdict line on stdout. Its design makes a pass unforgeable:
 
 * The candidate runs in a forked child that never sees the tests: the child is forked before stdin
   is read, its stdin is /dev/null, its stdout and stderr go to this process's stderr, and it keeps
@@ -122,7 +122,7 @@ def drop_privileges():
         libc = ctypes.CDLL(None, use_errno=True)
         for cap in range(64):
             libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
-        libc.prctl(28, 0x2F, 0, 0, 0)  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP, both locked
+        libc.prctl(28, 0x2F, 0, 0, 0)  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP, locked
         libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
         libc.capset(header, (ctypes.c_uint32 * 6)())  # effective, permitted, inheritable = 0

@@ -11,7 +11,7 @@ from typing import Any
 
 from rlhub import Domain, Manifest
 from rlhub_code.families import family
-from rlhub_code.spec import spec_task
+from rlhub_code.spec import informative_spec, spec_task
 
 
 class PyFuncDomain(Domain):
@@ -23,7 +23,7 @@ class PyFuncDomain(Domain):
         self.make_spec = family(self.family_name)
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
-        return spec_task(self.make_spec(rng), self.family_name)
+        return spec_task(informative_spec(self.make_spec, rng), self.family_name)
 
 
 def make(manifest: Manifest) -> PyFuncDomain:

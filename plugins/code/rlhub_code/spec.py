@@ -13,11 +13,14 @@ the harness counts them one by one; ``same`` compares types as well as values (`
 from __future__ import annotations
 
 import copy
+import random
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 SHOWN_EXAMPLES = 2
+MIN_DISTINCT = 3
 
 SAME_HELPER = '''\
 def _eq(a, b):
@@ -94,6 +97,17 @@ def render_prompt(spec: FuncSpec, expected: list[Any]) -> str:
 def fenced(code: str) -> str:
     """``code`` as a completion: one python fence."""
     return f"```python\n{code.strip()}\n```"
+
+
+def informative_spec(make_spec: Callable[[random.Random], FuncSpec], rng: random.Random,
+                     tries: int = 20) -> FuncSpec:
+    """A spec whose tests expect at least ``MIN_DISTINCT`` different results, so that no
+    constant function passes them; redrawn from ``rng`` otherwise."""
+    for _ in range(tries):
+        spec = make_spec(rng)
+        if len({repr(v) for v in expected_values(spec)}) >= MIN_DISTINCT:
+            return spec
+    raise RuntimeError(f"no spec with {MIN_DISTINCT} distinct expected results in {tries} tries")
 
 
 def spec_task(spec: FuncSpec, family: str) -> dict[str, Any]:

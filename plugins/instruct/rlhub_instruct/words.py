@@ -18,7 +18,7 @@ TOPICS: tuple[tuple[str, str], ...] = (
     ("bakery", "neighborhood bakeries"), ("telescope", "telescopes"),
     ("garden", "community gardens"), ("train", "night trains"), ("robot", "household robots"),
     ("river", "rivers"), ("museum", "small museums"), ("kite", "kites"),
-    ("honeybee", "honeybees"), ("chess", "chess clubs"), ("coffee", "coffee"),
+    ("honeybee", "honeybees"), ("chessboard", "chess clubs"), ("kettle", "kettles"),
     ("rainforest", "rainforests"), ("submarine", "submarines"), ("castle", "old castles"),
     ("festival", "street festivals"), ("piano", "pianos"), ("desert", "deserts"),
 )
@@ -65,7 +65,7 @@ OPENERS: tuple[str, ...] = ("The", "Every", "A good", "One old", "Each", "This")
 PREDICATES: tuple[str, ...] = (
     "rewards patient attention", "shapes daily routines", "deserves a closer look",
     "brings people together", "holds small surprises", "invites fresh questions",
-    "changes with the seasons", "needs steady care", "sparks lively debate",
+    "shifts with the seasons", "needs steady care", "sparks lively debate",
     "leaves a lasting mark", "feels different at dawn", "teaches quiet lessons",
 )
 

@@ -96,8 +96,8 @@ def base_conversion(rng: random.Random) -> FuncSpec:
     """Write an integer in base ``b``, or read one back."""
     base = rng.choice([2, 3, 5, 7, 8, 12, 16, 20, 36])
     numbers = [rng.randint(-10 ** 6, 10 ** 6) for _ in range(8)] + [0, base, -1]
-    rule = (f"Digits above 9 are the lowercase letters a, b, c, ... A negative number is "
-            f"written with a leading '-'.")
+    rule = ("Digits above 9 are the lowercase letters a, b, c, ... A negative number is "
+            "written with a leading '-'.")
     to_base = fill(TO_BASE, b=base)
     if rng.random() < 0.5:
         return FuncSpec("to_base", "def to_base(n: int) -> str", f"""

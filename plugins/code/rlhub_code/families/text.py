@@ -1,4 +1,5 @@
-"""String families: letter shifts, word transforms, counting, parsing, run-length, roman numerals."""
+"""String families: letter shifts, word transforms, counting, parsing, run-length encoding and
+roman numerals."""
 
 from __future__ import annotations
 

@@ -1,0 +1,54 @@
+"""Shared judging for the output-checked code domains (bash, SQL, regex).
+
+Every such domain runs hidden test cases and reduces them the same way as ``python-tests``:
+``pass_frac`` (fraction of cases passed), ``all_pass``, and the first failing case's message,
+truncated, as feedback.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rlhub import Verdict
+
+FEEDBACK_CHARS = 600
+
+
+def tests_verdict(failures: list[str | None], exec_info: dict[str, Any] | None = None) -> Verdict:
+    """Reduce per-case outcomes (None for a pass, else the failure message) to a verdict."""
+    total = len(failures)
+    failed = [f for f in failures if f is not None]
+    if not total:
+        return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False, "No test case ran.", exec_info)
+    if not failed:
+        return Verdict({"pass_frac": 1.0, "all_pass": 1.0}, True, "", exec_info)
+    feedback = f"{len(failed)} of {total} tests failed. First failure: {failed[0][:FEEDBACK_CHARS]}"
+    return Verdict({"pass_frac": (total - len(failed)) / total, "all_pass": 0.0}, False, feedback,
+                   exec_info)
+
+
+def failed_verdict(message: str, exec_info: dict[str, Any] | None = None) -> Verdict:
+    """A verdict with no test passed, e.g. when the program could not run at all."""
+    return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False, message[:FEEDBACK_CHARS], exec_info)
+
+
+def exec_summary(result: Any) -> dict[str, Any]:
+    """The sandbox result for ``Score.exec``, with stdout and stderr tails only."""
+    info = result.to_dict()
+    info["stdout"] = info["stdout"][-2000:]
+    info["stderr"] = info["stderr"][-2000:]
+    return info
+
+
+def tagged_line(stdout: str, tag: str, nonce: str) -> Any:
+    """The payload of the last ``{"<tag>": ..., "nonce": nonce}`` line of ``stdout``, or None."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith('{"' + tag + '"'):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and data.get("nonce") == nonce:
+                return data[tag]
+    return None

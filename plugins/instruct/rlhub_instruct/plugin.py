@@ -1,0 +1,77 @@
+"""rlhub hook implementations for rlhub-instruct: manifests only, nothing heavy imported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlhub import hookimpl
+
+VERSION = "1.0.0"
+
+# (domain name, constraint kinds, what the response must do)
+FAMILIES: tuple[tuple[str, list[str], str], ...] = (
+    ("word-count", ["word_count"], "stay above or below a word count"),
+    ("sentence-count", ["sentence_count"], "stay above or below a sentence count"),
+    ("char-count", ["char_count"], "stay above or below a character count"),
+    ("keywords-include", ["keywords_include"], "use required keywords at least twice each"),
+    ("keywords-exclude", ["keywords_exclude"], "avoid forbidden words taken from the request"),
+    ("keyword-frequency", ["keyword_frequency"], "use a keyword at least or exactly N times"),
+    ("uppercase", ["uppercase"], "write in all capital letters"),
+    ("lowercase", ["lowercase"], "write in all lowercase letters"),
+    ("paragraphs", ["paragraphs"], "use exactly N paragraphs split by blank lines or ***"),
+    ("sections", ["sections"], "use exactly N markdown sections"),
+    ("bullets", ["bullets"], "use exactly N markdown bullet points"),
+    ("starts-with", ["starts_with"], "start with an exact phrase"),
+    ("ends-with", ["ends_with"], "end with an exact phrase"),
+    ("json-wrap", ["json_wrap"], "wrap the whole output in one JSON object"),
+    ("placeholders", ["placeholders"], "include N [square bracket] placeholders"),
+    ("title", ["title"], "include a <<title>> line"),
+    ("postscript", ["postscript"], "end with a P.S. postscript line"),
+    ("no-commas", ["no_commas"], "use no commas at all"),
+    ("quotation", ["quotation"], "wrap the whole response in double quotes"),
+    ("repeat-request", ["repeat_request"], "repeat the request verbatim before answering"),
+    ("highlights", ["highlights"], "highlight N *spans* with markdown"),
+)
+
+# Single-family tasks hold two constraints (the topic word and the family), so the fraction is
+# logged only; combination tasks give partial credit for each instruction followed.
+SINGLE_WEIGHTS = {"constraints": 0.0, "all_ok": 1.0}
+COMBO_WEIGHTS = {"constraints": 0.3, "all_ok": 0.7}
+
+
+def _reward(weights: dict[str, float]) -> dict[str, Any]:
+    return {"range": [0, 1], "components": {
+        "constraints": {"weight": weights["constraints"],
+                        "description": "fraction of the task's instructions followed"},
+        "all_ok": {"weight": weights["all_ok"], "description": "1 when every instruction is followed"},
+    }}
+
+
+def _manifest(name: str, summary: str, tags: list[str], params: dict[str, Any],
+              weights: dict[str, float]) -> dict[str, Any]:
+    return {
+        "id": f"instruct/{name}-v1",
+        "version": VERSION,
+        "summary": summary,
+        "license": "Apache-2.0",
+        "tags": ["instruction-following", "ifeval", *tags],
+        "size": None,
+        "reward": _reward(weights),
+        "factory": "rlhub_instruct.domain:make",
+        "params": params,
+        "verify_timeout_s": 2,
+    }
+
+
+@hookimpl
+def rlhub_domains() -> list[dict[str, Any]]:
+    manifests = [
+        _manifest(name, f"Write to a generated request and {what}.", ["single"],
+                  {"kinds": kinds}, SINGLE_WEIGHTS)
+        for name, kinds, what in FAMILIES
+    ]
+    for n in (2, 3):
+        manifests.append(_manifest(
+            f"combo{n}", f"Write to a generated request while following {n} compatible "
+            "instruction families at once.", ["combination"], {"combine": n}, COMBO_WEIGHTS))
+    return manifests

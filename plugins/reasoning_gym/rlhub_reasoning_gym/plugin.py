@@ -1,0 +1,15 @@
+"""Hook implementations of rlhub-reasoning-gym: the ``rg/`` manifests, from the static table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlhub import hookimpl
+
+from rlhub_reasoning_gym import catalog
+
+
+@hookimpl
+def rlhub_domains() -> list[dict[str, Any]]:
+    """One manifest per scorable reasoning-gym dataset (no reasoning_gym import)."""
+    return catalog.manifests()
