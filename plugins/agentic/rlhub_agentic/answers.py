@@ -37,7 +37,7 @@ def parse_number(text: str) -> float | None:
 
 
 def number_answer(value: float, decimals: int | None = None) -> dict[str, Any]:
-    """An expected number; with ``decimals`` the prompt asked to round, so half a unit is allowed."""
+    """An expected number; with ``decimals`` (the prompt asked to round) half a unit is allowed."""
     if decimals is None:
         return {"type": "number", "value": value, "tol": 1e-6 * max(1.0, abs(value))}
     return {"type": "number", "value": round(value, decimals), "tol": 0.5 * 10**-decimals + 1e-9}

@@ -13,8 +13,8 @@ protocol (``Episode.step(completion) -> StepResult``):
 * a malformed turn gets an observation explaining the syntax, never an exception;
 * the episode also ends at ``turns.max_turns``.
 
-``StepResult.info`` always holds ``action`` (``answer|tool|invalid``), ``turn``, ``repair`` (how many
-answers failed before this turn: a success at repair k earns ``reward * repair_discount**k``),
+``StepResult.info`` always holds ``action`` (``answer|tool|invalid``), ``turn``, ``repair`` (how
+many answers failed before this turn: a success at repair k earns ``reward * repair_discount**k``),
 ``tool_calls``, ``invalid_actions`` and ``calls`` (the tools called this turn).
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from rlhub import Domain, Episode, ManifestError, Score, StepResult, Task, Verdict
 from rlhub.manifest import Manifest
@@ -62,16 +62,17 @@ class AgenticDomain(Domain):
     ``fences`` for the domain's short action forms.
     """
 
-    short_tags: tuple[str, ...] = ()
-    fences: dict[str, str] = {}
+    short_tags: ClassVar[tuple[str, ...]] = ()
+    fences: ClassVar[dict[str, str]] = {}
 
     def __init__(self, manifest: Manifest):
         super().__init__(manifest)
         for name in EPISODE_COMPONENTS:
             weight = manifest.components.get(name, {}).get("weight", 0.0)
             if weight != 0:
-                raise ManifestError(f"domain {manifest.id!r}: expected weight 0 for the episode-only "
-                                    f"component {name!r} (verify() cannot recompute it), found {weight}")
+                raise ManifestError(f"domain {manifest.id!r}: expected weight 0 for the "
+                                    f"episode-only component {name!r} (verify() cannot "
+                                    f"recompute it), found {weight}")
         self.calls_per_turn = int(self.params.get("calls_per_turn", 4))
         self.answer_attempts = int(self.params.get("answer_attempts", 1))
 
@@ -105,6 +106,11 @@ class AgenticDomain(Domain):
 
     # -- helpers for subclasses and the episode --------------------------------------------------
 
+    def compose(self, task_text: str, tool_docs: list[str], answer_doc: str) -> str:
+        """The prompt for a task, with this domain's turn and call budgets."""
+        return compose_prompt(task_text, tool_docs, answer_doc, max_turns=self.manifest.max_turns,
+                              calls_per_turn=self.calls_per_turn)
+
     def parse(self, completion: object) -> Action:
         return parse_action(completion, short_tags=self.short_tags, fences=self.fences)
 
@@ -119,6 +125,8 @@ class AgenticDomain(Domain):
                 text = fn(state, call.body)
             except ToolInputError as exc:
                 text = f"error: {exc}"
+            except Exception as exc:  # noqa: BLE001 - a tool crash is an observation, not a crash
+                text = f"error: the {call.name} tool failed ({type(exc).__name__}: {exc})"
         return format_result(call.name, text)
 
     def syntax_help(self) -> str:
@@ -173,8 +181,8 @@ class ToolEpisode(Episode):
         self.state.failed_answers += 1
         detail = score.feedback or score.error or "The answer was not accepted."
         plural = "s" if attempts_left > 1 else ""
-        message = (f"Your answer was not accepted. {detail}\nYou may keep using the tools; you have "
-                   f"{attempts_left} more answer attempt{plural}.")
+        message = (f"Your answer was not accepted. {detail}\nYou may keep using the tools; you "
+                   f"have {attempts_left} more answer attempt{plural}.")
         return StepResult(self._observe(message), score, False, info)
 
     def _tools(self, calls: list[ToolCall]) -> StepResult:
@@ -194,7 +202,10 @@ class ToolEpisode(Episode):
                           self._info("invalid", []))
 
     def _out_of_turns(self, completion: str, last: StepResult) -> StepResult:
-        score = self._with_counters(self.domain.verify(self.task, completion))
+        if last.info["action"] == "answer":  # a failed answer on the last turn: already scored
+            score = last.score
+        else:
+            score = self._with_counters(self.domain.verify(self.task, completion))
         feedback = (f"The episode ended after {self.max_turns} turns without an accepted answer. "
                     f"{score.feedback}").strip()
         return StepResult(None, replace(score, feedback=feedback), True, last.info)

@@ -18,12 +18,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_TOOL = re.compile(r"<tool\s+name\s*=\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*>(.*?)</tool\s*>",
-                   re.DOTALL | re.IGNORECASE)
+_ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
+_TOOL_OPEN = re.compile(r"<tool\s+name\s*=\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*>", re.IGNORECASE)
+_TOOL_CLOSE = re.compile(r"</tool\s*>", re.IGNORECASE)
+_FENCE_CLOSE = re.compile(r"```")
 _OPEN_TOOL = re.compile(r"<tool\b", re.IGNORECASE)
-_OPEN_ANSWER = re.compile(r"<answer>", re.IGNORECASE)
 RESULT_CHARS = 2000
+MAX_ACTION_CHARS = 40_000
 
 
 @dataclass(frozen=True)
@@ -55,18 +57,53 @@ def strip_thinking(text: str) -> str:
     return _THINK.sub("", text)
 
 
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    match = None
+    for match in pattern.finditer(text):  # noqa: B007 - we want the last one
+        pass
+    return match
+
+
 def extract_answer(text: str) -> str | None:
-    """The stripped content of the last ``<answer>`` tag outside thinking, or None."""
-    found = _ANSWER.findall(strip_thinking(text))
-    return found[-1].strip() if found else None
+    """The stripped content of the last ``<answer>...</answer>`` outside thinking, or None.
+
+    Found in linear time (no backtracking), whatever the completion's size.
+    """
+    visible = strip_thinking(text)
+    close = _last(_ANSWER_CLOSE, visible)
+    opening = _last(_ANSWER_OPEN, visible[: close.start()]) if close else None
+    if close is None or opening is None:
+        return None
+    return visible[opening.end() : close.start()].strip()
 
 
-def _short_form(name: str) -> re.Pattern[str]:
-    return re.compile(rf"<{re.escape(name)}>(.*?)</{re.escape(name)}\s*>", re.DOTALL | re.IGNORECASE)
+def _short_open(name: str) -> re.Pattern[str]:
+    return re.compile(rf"<{re.escape(name)}>", re.IGNORECASE)
 
 
-def _fence(language: str) -> re.Pattern[str]:
-    return re.compile(rf"```[ \t]*{re.escape(language)}[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+def _short_close(name: str) -> re.Pattern[str]:
+    return re.compile(rf"</{re.escape(name)}\s*>", re.IGNORECASE)
+
+
+def _fence_open(language: str) -> re.Pattern[str]:
+    return re.compile(rf"```[ \t]*{re.escape(language)}[ \t]*\n", re.IGNORECASE)
+
+
+def _spans(text: str, opening: re.Pattern[str],
+           closing: re.Pattern[str]) -> list[tuple[re.Match[str], str]]:
+    """Each opening match with the text up to the nearest closing one, like a lazy ``.*?``.
+
+    Scanning stops at the first opening without a closing, so the cost stays linear in the text
+    however many unclosed openings it holds (a backtracking regex would be quadratic).
+    """
+    spans, pos = [], 0
+    while (start := opening.search(text, pos)) is not None:
+        end = closing.search(text, start.end())
+        if end is None:
+            break
+        spans.append((start, text[start.end() : end.start()]))
+        pos = end.end()
+    return spans
 
 
 def find_calls(text: str, short_tags: Iterable[str] = (),
@@ -77,14 +114,14 @@ def find_calls(text: str, short_tags: Iterable[str] = (),
     fenced block's language to the tool it calls (``{"sql": "sql"}``).
     """
     found: list[tuple[int, ToolCall]] = []
-    for match in _TOOL.finditer(text):
-        found.append((match.start(), ToolCall(match.group(1).lower(), match.group(2).strip())))
+    for start, body in _spans(text, _TOOL_OPEN, _TOOL_CLOSE):
+        found.append((start.start(), ToolCall(start.group(1).lower(), body.strip())))
     for name in short_tags:
-        for match in _short_form(name).finditer(text):
-            found.append((match.start(), ToolCall(name, match.group(1).strip())))
+        for start, body in _spans(text, _short_open(name), _short_close(name)):
+            found.append((start.start(), ToolCall(name, body.strip())))
     for language, tool in (fences or {}).items():
-        for match in _fence(language).finditer(text):
-            found.append((match.start(), ToolCall(tool, match.group(1).strip())))
+        for start, body in _spans(text, _fence_open(language), _FENCE_CLOSE):
+            found.append((start.start(), ToolCall(tool, body.strip())))
     return [call for _, call in sorted(found, key=lambda pair: pair[0])]
 
 
@@ -92,11 +129,15 @@ def parse_action(completion: object, *, short_tags: Iterable[str] = (),
                  fences: Mapping[str, str] | None = None) -> Action:
     """Classify one completion; see the module docstring. Never raises."""
     if not isinstance(completion, str):
-        return Action(problem=f"Expected the completion as text, found {type(completion).__name__}.")
+        found = type(completion).__name__
+        return Action(problem=f"Expected the completion as text, found {found}.")
     text = strip_thinking(completion)
     answer = extract_answer(text)
     if answer is not None:
         return Action(answer=answer)
+    if len(text) > MAX_ACTION_CHARS:
+        return Action(problem=f"The message has {len(text)} characters; tool calls are read only "
+                              f"from messages of at most {MAX_ACTION_CHARS}.")
     calls = find_calls(text, short_tags, fences)
     if calls:
         return Action(calls=calls)
@@ -106,7 +147,7 @@ def parse_action(completion: object, *, short_tags: Iterable[str] = (),
 def _diagnose(text: str) -> str:
     if not text.strip():
         return "The message was empty."
-    if _OPEN_ANSWER.search(text):
+    if _ANSWER_OPEN.search(text):
         return "Found <answer> without a closing </answer>."
     if _OPEN_TOOL.search(text):
         return 'Found <tool ...> that is not a complete <tool name="NAME">INPUT</tool>.'

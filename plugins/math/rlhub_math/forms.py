@@ -17,15 +17,36 @@ from __future__ import annotations
 
 import re
 
-_ALLOWED = {"frac", "dfrac", "tfrac", "left", "right", "le", "leq", "ge", "geq", "lt", "gt",
-            "infty", "pm", "quad", "qquad", "begin", "end", "cup"}
+_ALLOWED = {
+    "frac",
+    "dfrac",
+    "tfrac",
+    "left",
+    "right",
+    "le",
+    "leq",
+    "ge",
+    "geq",
+    "lt",
+    "gt",
+    "infty",
+    "pm",
+    "quad",
+    "qquad",
+    "begin",
+    "end",
+    "cup",
+}
 _EXTRA = {"pi": {"pi"}, "surd": {"sqrt"}, "roots": {"sqrt"}}
 _ONE_OP_FORMS = {"surd", "roots"}
 
-_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mathbf|mbox|operatorname\*?)\s*\{[^{}]*\}(?:\s*\^\s*\{?[23]\}?)?")
+_TEXT = re.compile(
+    r"\\(?:text|mathrm|textbf|mathbf|mbox|operatorname\*?)\s*\{[^{}]*\}(?:\s*\^\s*\{?[23]\}?)?"
+)
 _NOISE = re.compile(r"\\[,;:! ]|~|\$|\{,\}|\^\s*\{?\\circ\}?|\\circ|\\?%|\\degree")
 _SCI = re.compile(r"(\d)\s*(?:\\times|\\cdot)\s*10\s*\^\s*(?:\{\s*[-+]?\d+\s*\}|[-+]?\d)")
 _BASE = re.compile(r"_\s*\{?\d+\}?")
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[a-zA-Z*]*\}")
 _RELATION = re.compile(r"\\(?:le|leq|ge|geq|lt|gt)(?![a-zA-Z])|[<>=]|\\pm(?![a-zA-Z])")
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
 _SQRT = re.compile(r"\\sqrt\s*(\{[^{}]*\}|\d)")
@@ -60,7 +81,7 @@ def _bad_sqrt(text: str) -> str | None:
 
 def _too_many_operations(text: str, form: str) -> bool:
     limit = 1 if form in _ONE_OP_FORMS else 0
-    body = _RELATION.sub(",", text).replace("\\\\", ",").replace("&", ",")
+    body = _RELATION.sub(",", _ENVIRONMENT.sub(",", text)).replace("\\\\", ",").replace("&", ",")
     for item in re.split(r",|\\\{|\\\}|;", body):
         if len(_BINARY.findall(item.replace("\\left", "").replace("\\right", ""))) > limit:
             return True

@@ -31,8 +31,13 @@ def dec(x: Rational) -> str:
     places, den = 0, x.denominator
     while den != 1:
         if den % 2 and den % 5:
-            raise ValueError(f"expected a terminating decimal, found {x} (denominator {x.denominator})")
-        den, places = den // 10 if den % 10 == 0 else den // 2 if den % 2 == 0 else den // 5, places + 1
+            raise ValueError(
+                f"expected a terminating decimal, found {x} (denominator {x.denominator})"
+            )
+        den, places = (
+            den // 10 if den % 10 == 0 else den // 2 if den % 2 == 0 else den // 5,
+            places + 1,
+        )
     digits = str(abs(x.numerator * 10**places // x.denominator)).rjust(places + 1, "0")
     text = f"{digits[:-places]}.{digits[-places:]}" if places else digits
     return f"-{text}" if x < 0 else text

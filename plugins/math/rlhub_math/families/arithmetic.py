@@ -18,8 +18,11 @@ def _compute(expr: str, steps: list[str], value: int) -> Problem:
 def level1(rng: random.Random) -> Problem:
     """``a op b`` with two- or three-digit operands."""
     op = rng.choice(sorted(_OPS))
-    a, b = (rng.randint(10, 99), rng.randint(10, 99)) if op == "\\times" else \
-        (rng.randint(100, 999), rng.randint(10, 999))
+    a, b = (
+        (rng.randint(10, 99), rng.randint(10, 99))
+        if op == "\\times"
+        else (rng.randint(100, 999), rng.randint(10, 999))
+    )
     value = _OPS[op](a, b)
     return _compute(f"{a} {op} {b}", [f"${a} {op} {b} = {value}$."], value)
 
@@ -30,10 +33,16 @@ def level2(rng: random.Random) -> Problem:
     shape = rng.randrange(3)
     if shape == 0:
         expr, first, value = f"{a} + {paren(b)} \\times {paren(c)}", b * c, a + b * c
-        steps = [f"Multiply first: ${paren(b)} \\times {paren(c)} = {first}$.", f"Then ${a} + {paren(first)} = {value}$."]
+        steps = [
+            f"Multiply first: ${paren(b)} \\times {paren(c)} = {first}$.",
+            f"Then ${a} + {paren(first)} = {value}$.",
+        ]
     elif shape == 1:
         expr, first, value = f"({a} - {paren(b)}) \\times {paren(c)}", a - b, (a - b) * c
-        steps = [f"Parentheses first: ${a} - {paren(b)} = {first}$.", f"Then ${paren(first)} \\times {paren(c)} = {value}$."]
+        steps = [
+            f"Parentheses first: ${a} - {paren(b)} = {first}$.",
+            f"Then ${paren(first)} \\times {paren(c)} = {value}$.",
+        ]
     else:
         p, q = a * b, c * d
         expr, value = f"{paren(a)} \\times {paren(b)} - {paren(c)} \\times {paren(d)}", p - q
@@ -51,7 +60,9 @@ def level3(rng: random.Random) -> Problem:
     pw = base**power
     value = k + m * pw
     expr = f"({a} \\times {b} - {paren(c)}) \\div {d} + {paren(m)} \\times {base}^{{{power}}}"
-    steps = [f"Inside the parentheses: ${a} \\times {b} - {paren(c)} = {a * b - c}$, and ${a * b - c} \\div {d} = {k}$.",
-             f"Next ${base}^{{{power}}} = {pw}$, so ${paren(m)} \\times {pw} = {m * pw}$.",
-             f"Finally ${k} + {paren(m * pw)} = {value}$."]
+    steps = [
+        f"Inside the parentheses: ${a} \\times {b} - {paren(c)} = {a * b - c}$, and ${a * b - c} \\div {d} = {k}$.",
+        f"Next ${base}^{{{power}}} = {pw}$, so ${paren(m)} \\times {pw} = {m * pw}$.",
+        f"Finally ${k} + {paren(m * pw)} = {value}$.",
+    ]
     return _compute(expr, steps, value)

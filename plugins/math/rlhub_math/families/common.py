@@ -1,11 +1,9 @@
-"""Small helpers shared by the generators: bounded random choices and exact formatting shortcuts."""
+"""Small helpers shared by the generators: bounded random choices and step formatting."""
 
 from __future__ import annotations
 
 import random
 from fractions import Fraction
-
-from rlhub_math.latex import num
 
 
 def nonzero(rng: random.Random, lo: int, hi: int) -> int:
@@ -14,11 +12,6 @@ def nonzero(rng: random.Random, lo: int, hi: int) -> int:
         x = rng.randint(lo, hi)
         if x:
             return x
-
-
-def distinct(rng: random.Random, lo: int, hi: int, k: int) -> list[int]:
-    """``k`` distinct integers from ``[lo, hi]`` in random order."""
-    return rng.sample(range(lo, hi + 1), k)
 
 
 def fraction(rng: random.Random, max_den: int, max_num: int | None = None) -> Fraction:
@@ -30,11 +23,16 @@ def fraction(rng: random.Random, max_den: int, max_num: int | None = None) -> Fr
             return x
 
 
-def eq(lhs: str, value: Fraction | int) -> str:
-    """A worked-step line ``$lhs = value$``."""
-    return f"${lhs} = {num(value)}$."
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``, ``42nd``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
-def choose(rng: random.Random, options: dict[str, object]) -> str:
-    """A random key of ``options`` (keeps sub-kind choice in one place, deterministic order)."""
-    return rng.choice(sorted(options))
+def chain(*parts: str) -> str:
+    """``a = b = c`` without repeating a part equal to the one before it."""
+    out: list[str] = []
+    for part in parts:
+        if not out or out[-1] != part:
+            out.append(part)
+    return " = ".join(out)

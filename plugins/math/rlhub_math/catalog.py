@@ -1,0 +1,196 @@
+"""The static table of families and levels from which every manifest is built.
+
+Pure data and string formatting: listing the plugin's domains imports nothing else (no generators,
+no sympy, no math-verify). Bump ``VERSION`` (and the ``-vN`` suffix for incompatible changes)
+whenever any generator's output changes, so that seeded samples stay reproducible per version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAMESPACE = "math"
+VERSION = "1.0.0"
+SUFFIX = "v1"
+FACTORY = "rlhub_math.domain:make"
+
+# family -> (tags, {level: summary})
+FAMILIES: dict[str, tuple[list[str], dict[int, str]]] = {
+    "arithmetic": (
+        ["arithmetic"],
+        {
+            1: "Add, subtract or multiply two multi-digit integers.",
+            2: "Signed integer expressions where precedence and parentheses matter.",
+            3: "Integer expressions with exact division, powers and parentheses.",
+        },
+    ),
+    "fractions": (
+        ["fractions"],
+        {
+            1: "Add or subtract two fractions; answer in lowest terms.",
+            2: "Multiply or divide signed fractions; answer in lowest terms.",
+            3: "Three-fraction expressions with precedence; answer in lowest terms.",
+        },
+    ),
+    "percentages": (
+        ["percentages"],
+        {
+            1: "A percent of a number, or what percent one number is of another.",
+            2: "Successive percentage changes and recovering a price before a discount.",
+        },
+    ),
+    "linear-equations": (
+        ["algebra"],
+        {
+            1: "Solve a x + b = c (integer solution).",
+            2: "Solve linear equations with the variable on both sides.",
+            3: "Solve linear equations with fractional terms (rational solution).",
+        },
+    ),
+    "linear-systems": (
+        ["algebra"],
+        {
+            1: "Solve a 2x2 linear system; answer as an ordered pair.",
+            2: "Solve a 3x3 linear system; answer as an ordered triple.",
+        },
+    ),
+    "inequalities": (
+        ["algebra"],
+        {
+            1: "Solve a linear inequality, flipping the sign when dividing by a negative.",
+            2: "Count the integers satisfying a quadratic or absolute-value inequality.",
+        },
+    ),
+    "quadratics": (
+        ["algebra", "polynomials"],
+        {
+            1: "Monic quadratics with two integer roots; list the roots.",
+            2: "Non-monic quadratics with rational roots; list the roots.",
+            3: "Quadratics with irrational roots in simplest radical form; list the roots.",
+        },
+    ),
+    "polynomials": (
+        ["algebra", "polynomials"],
+        {
+            1: "Evaluate a polynomial at an integer.",
+            2: "Expand a product of polynomials and report one coefficient.",
+            3: "Factor a cubic with three integer roots; list the roots.",
+        },
+    ),
+    "exponents-logs": (
+        ["algebra", "exponents", "logarithms"],
+        {
+            1: "Exponent rules and logarithms of powers (exact rational answers).",
+            2: "Exponential equations over a common base and log equations with extraneous roots.",
+        },
+    ),
+    "word-problems": (
+        ["word-problems"],
+        {
+            1: "Two-step shopping and sharing problems.",
+            2: "Meeting times, joint work, mixtures and ages.",
+        },
+    ),
+    "number-theory": (
+        ["number-theory"],
+        {
+            1: "Greatest common divisor and least common multiple.",
+            2: "Powers modulo m and conversion between base ten and bases 2 to 9.",
+            3: "Modular inverses, linear congruences, divisor counts and prime counts.",
+        },
+    ),
+    "combinatorics": (
+        ["combinatorics"],
+        {
+            1: "Combinations and permutations.",
+            2: "Arrangements with repeated letters and committees with a fixed composition.",
+            3: "Stars and bars, inclusion-exclusion, derangements and lattice paths.",
+        },
+    ),
+    "probability": (
+        ["probability"],
+        {
+            1: "One draw from a bag or one roll of a die; exact probability.",
+            2: "Sums of two dice and two draws without replacement.",
+            3: "Binomial probabilities and Bayes' rule.",
+        },
+    ),
+    "sequences": (
+        ["sequences"],
+        {
+            1: "The n-th term of an arithmetic sequence.",
+            2: "Geometric terms and arithmetic series sums.",
+            3: "Second-order linear recurrences and finite geometric series.",
+        },
+    ),
+    "geometry": (
+        ["geometry"],
+        {
+            1: "Areas and perimeters of rectangles, triangles and trapezoids.",
+            2: "Pythagoras with exact radicals and interior angles of regular polygons.",
+            3: "Circles in terms of pi, distances between points and Heron's formula.",
+        },
+    ),
+    "unit-conversion": (
+        ["units"],
+        {
+            1: "Metric length, mass, volume and time conversions; exact decimal answers.",
+            2: "Compound and non-metric units with exact factors, and temperatures.",
+        },
+    ),
+    "statistics": (
+        ["statistics"],
+        {
+            1: "Mean, median, mode and range of a small data set.",
+            2: "Missing values for a target mean, population variance and weighted means.",
+        },
+    ),
+    "matrices": (
+        ["linear-algebra"],
+        {
+            1: "Determinants of 2x2 integer matrices.",
+            2: "Determinants of 3x3 matrices and products of 2x2 matrices.",
+        },
+    ),
+}
+
+
+def domain_id(family: str, level: int) -> str:
+    """``math/<family>-l<level>-v1``."""
+    return f"{NAMESPACE}/{family}-l{level}-{SUFFIX}"
+
+
+def manifest(family: str, level: int) -> dict[str, Any]:
+    """The manifest dict of one (family, level)."""
+    tags, summaries = FAMILIES[family]
+    return {
+        "id": domain_id(family, level),
+        "version": VERSION,
+        "summary": summaries[level],
+        "license": "Apache-2.0",
+        "tags": ["math", "procedural", *tags, f"level-{level}"],
+        "splits": ["train", "test"],
+        "size": None,
+        "reward": {
+            "range": [0, 1],
+            "components": {
+                "correct": {
+                    "weight": 1.0,
+                    "description": "the boxed answer equals the gold answer",
+                },
+                "format": {
+                    "weight": 0.0,
+                    "description": "a \\boxed{} answer is present (logged only)",
+                },
+            },
+        },
+        "verifier": {"name": "math", "options": {}},
+        "factory": FACTORY,
+        "params": {"family": family, "level": level},
+        "verify_timeout_s": 5,
+    }
+
+
+def manifests() -> list[dict[str, Any]]:
+    """Every manifest of the plugin, in table order."""
+    return [manifest(family, level) for family, (_, levels) in FAMILIES.items() for level in levels]

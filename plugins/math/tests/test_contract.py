@@ -1,0 +1,13 @@
+"""The rlhub contract kit over every domain of the rlhub-math plugin."""
+
+import pytest
+
+import rlhub
+from rlhub.testing import assert_domain_ok
+
+IDS = [d for d in rlhub.registry().ids() if d.startswith("math/")]
+
+
+@pytest.mark.parametrize("domain_id", IDS)
+def test_domain_meets_the_contract(domain_id):
+    assert_domain_ok(domain_id)
