@@ -45,3 +45,12 @@ def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
     from rlhub.policy import make_builtin
 
     return make_builtin(spec, options)
+
+
+@hookimpl(trylast=True)
+def rlhub_make_trainer(backend: str, config: dict[str, Any]) -> Any | None:
+    if backend == "openrlhf":
+        from rlhub.hub.openrlhf_cmd import OpenRLHFTrainer
+
+        return OpenRLHFTrainer(config)
+    return None

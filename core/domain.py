@@ -23,12 +23,17 @@ from rlhub.task import Score, Task, clamp_reward, task_id, task_rng
 
 @dataclass
 class Verdict:
-    """What a check found, before weighting: component values, pass flag, feedback, exec result."""
+    """What a check found, before weighting: component values, pass flag, feedback, exec result.
+
+    ``error`` records a failure the check recovered from (e.g. a judge that was down and a
+    configured fallback value used instead); it lands in ``Score.error``.
+    """
 
     components: dict[str, float]
     passed: bool
     feedback: str = ""
     exec: dict[str, Any] | None = None
+    error: str | None = None
 
 
 @dataclass
@@ -153,7 +158,7 @@ class Domain:
             components[name] = value
             total += spec["weight"] * value
         return Score(clamp_reward(total, lo, hi), components, bool(verdict.passed),
-                     verdict.feedback, None, verdict.exec)
+                     verdict.feedback, verdict.error, verdict.exec)
 
     # -- multi-turn --------------------------------------------------------------------------
 

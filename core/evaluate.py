@@ -5,8 +5,8 @@ rolls each out ``k`` times through :mod:`rlhub.rollout`, commits trajectories to
 :class:`~rlhub.store.TrajectoryStore` every ``flush_every`` results, logs them to TensorBoard via
 :class:`~rlhub.monitor.Monitor`, and writes ``metrics.json`` (:func:`compute_metrics`). With
 ``resume`` it skips every (task, sample) already committed, so a killed run neither loses nor
-duplicates a committed trajectory. For eval, a mixture's weights only select domains (weight 0
-drops one); every selected domain gets ``n`` tasks.
+duplicates a committed trajectory. For eval, a mixture only selects domains; every selected
+domain gets ``n`` tasks whatever its weight.
 
 :func:`reverify` replays every stored trajectory's completions through a fresh episode and reports
 each reward or component that differs from what was stored.
@@ -68,54 +68,16 @@ class Progress:
 # -- mixtures --------------------------------------------------------------------------------
 
 
-def _read_mixture(source: str | dict[str, Any]) -> dict[str, float]:
-    """``{id or glob: weight}`` from a mixture file or dict (``strategy: static|uniform``).
-
-    Minimal reader until ``rlhub.mixture.load_mixture`` lands; it accepts YAML or JSON.
-    """
-    import yaml
-
-    data = source
-    if not isinstance(source, dict):
-        try:
-            with open(source, encoding="utf-8") as fh:
-                data = yaml.safe_load(fh)
-        except (OSError, yaml.YAMLError) as exc:
-            raise RlhubError(f"mixture {source}: expected a readable YAML or JSON file: {exc}")
-    if not isinstance(data, dict) or not isinstance(data.get("domains"), dict | list):
-        raise RlhubError(f"mixture {source}: expected a mapping with a 'domains' mapping, "
-                         f"found {type(data).__name__}")
-    strategy = data.get("strategy", "static")
-    if strategy not in ("static", "uniform"):
-        raise RlhubError(f"mixture {source}: expected strategy static or uniform, found "
-                         f"{strategy!r}")
-    domains = data["domains"]
-    if isinstance(domains, list):
-        domains = {d: {} for d in domains}
-    return {str(pat): _weight(spec, strategy, pat) for pat, spec in domains.items()}
-
-
-def _weight(spec: Any, strategy: str, pattern: str) -> float:
-    if strategy == "uniform":
-        return 1.0
-    value = spec.get("weight", 1.0) if isinstance(spec, dict) else (1.0 if spec is None else spec)
-    try:
-        weight = float(value)
-    except (TypeError, ValueError):
-        raise RlhubError(f"mixture domain {pattern!r}: expected a numeric weight, found "
-                         f"{value!r}") from None
-    if not math.isfinite(weight) or weight < 0:
-        raise RlhubError(f"mixture domain {pattern!r}: expected a weight >= 0, found {weight}")
-    return weight
-
-
 def mixture_domains(source: str | dict[str, Any], registry: Any) -> list[str]:
-    """The domain ids a mixture selects (globs expanded; weight 0 drops a domain)."""
-    weights: dict[str, float] = {}
-    for pattern, weight in _read_mixture(source).items():
-        for domain_id in registry.match([pattern]):
-            weights[domain_id] = weight
-    return sorted(d for d, w in weights.items() if w > 0)
+    """The domain ids a mixture selects (globs expanded).
+
+    The mixture is read by :func:`rlhub.mixture.load_mixture`, so eval accepts exactly the
+    scheduler's format (YAML or JSON file, or a dict).
+    """
+    from rlhub.mixture import load_mixture
+
+    config = load_mixture(source, registry)
+    return sorted(config["domains"])
 
 
 # -- running ---------------------------------------------------------------------------------

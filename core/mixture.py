@@ -53,19 +53,20 @@ DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "static": {},
     "temperature": {"tau": 0.5, "default_size": None},
     "adaptive": {
-        "ema": 0.1,          # EMA rate per observed group for learnability and zero-variance
-        "fast": 0.1,         # fast EMA rate (per group) of mean normalised reward
-        "slow": 0.02,        # slow EMA rate (per group) of mean normalised reward
+        "ema": 0.03,         # EMA rate per observed group for learnability and zero-variance
+        "fast": 0.02,        # fast EMA rate (per group) of mean normalised reward
+        "slow": 0.005,       # slow EMA rate (per group) of mean normalised reward
         "tau": 0.2,          # softmax temperature of the learn component
         "w_learn": 1.0,      # weight of learnability in the score
         "w_progress": 1.0,   # weight of absolute learning progress in the score
-        "w_deficit": 1.0,    # weight of the worst-case deficit in the protect component
+        "progress_scale": 0.05,  # |fast - slow| reward gap that counts as full progress
+        "w_deficit": 3.0,    # weight of the worst-case deficit in the protect component
         "bonus": 0.05,       # UCB exploration bonus coefficient
         "floor": 0.25,       # total mass spread over the prior (no domain starves)
-        "smoothing": 0.3,    # beta: step towards the new target per decision
-        "kappa": 2.0,        # regression alarm threshold, in standard errors
+        "smoothing": 0.2,    # beta: step towards the new target per decision
+        "kappa": 1.5,        # regression alarm threshold, in standard errors
         "r_max": 3.0,        # cap of one domain's regression alarm
-        "rho_max": 0.5,      # cap of the protect component's share
+        "rho_max": 0.6,      # cap of the protect component's share
         "z_min": 0.1,        # lower bound of the informative fraction in ratio preservation
         "l_min": 0.05,       # informative fraction below which the deficit term is off
     },

@@ -49,6 +49,9 @@ def plot_rewards(by_domain: dict[str, list[dict[str, Any]]]) -> bytes:
     for i, rewards in enumerate(data, 1):
         ax.scatter(rewards, i + rng.uniform(-0.15, 0.15, len(rewards)), s=12, alpha=0.6,
                    color="tab:blue")
+    values = [x for rewards in data for x in rewards]
+    ax.set_xlim(min(0.0, *values) - 0.05, max(1.0, *values) + 0.05)
+    ax.invert_yaxis()  # the first domain on top, as in the table
     ax.set_xlabel("final reward (after repair discount)")
     return _figure_bytes(fig)
 
@@ -67,6 +70,7 @@ def plot_repair(metrics: dict[str, Any]) -> bytes:
     for yi, a, b in zip(y, first, final):
         ax.text(max(a, b) + 0.01, yi, f"{b - a:+.2f}", va="center", fontsize=8)
     ax.set_yticks(y, names)
+    ax.invert_yaxis()
     ax.set_xlim(0, 1.15)
     ax.set_xlabel("pass@1")
     ax.legend(loc="lower right")
@@ -84,6 +88,7 @@ def plot_latency(by_domain: dict[str, list[dict[str, Any]]]) -> bytes:
     fig, ax = plt.subplots(figsize=(8, _height(len(names))))
     ax.barh(names, gen, label="generate", color="tab:blue")
     ax.barh(names, ver, left=gen, label="verify / environment", color="tab:green")
+    ax.invert_yaxis()
     ax.set_xlabel("mean seconds per trajectory (all turns)")
     ax.legend(loc="lower right")
     return _figure_bytes(fig)
@@ -100,6 +105,7 @@ def plot_status(metrics: dict[str, Any]) -> bytes:
         counts = [metrics["domains"][d]["status_counts"].get(status, 0) for d in names]
         ax.barh(names, counts, left=left, label=status)
         left = [a + b for a, b in zip(left, counts)]
+    ax.invert_yaxis()
     ax.set_xlabel("trajectories")
     ax.legend(loc="lower right", fontsize=8)
     return _figure_bytes(fig)
@@ -107,11 +113,12 @@ def plot_status(metrics: dict[str, Any]) -> bytes:
 
 def _table(metrics: dict[str, Any]) -> str:
     k = metrics["overall"]["k"]
-    head = ("domain", "tasks", "samples", "pass@1", f"pass@{k}", "first try", "repair gain",
-            "reward mean", "reward std", "turns")
+    head = ("domain", "tasks", "samples", "pass@1", *([f"pass@{k}"] if k > 1 else []),
+            "first try", "repair gain", "reward mean", "reward std", "turns")
     rows = []
     for d, m in metrics["domains"].items():
-        cells = (d, m["n_tasks"], m["n_samples"], f"{m['pass@1']:.3f}", f"{m['pass@k']:.3f}",
+        passk = [f"{m['pass@k']:.3f}"] if k > 1 else []
+        cells = (d, m["n_tasks"], m["n_samples"], f"{m['pass@1']:.3f}", *passk,
                  f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
                  f"{m['reward_mean']:.3f}", f"{m['reward_std']:.3f}", f"{m['turns_mean']:.2f}")
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")

@@ -283,37 +283,6 @@ def _fsync_dir(path: str) -> None:
 # -- provenance ------------------------------------------------------------------------------
 
 
-def _module_source(name: str) -> str:
-    import importlib
-    import inspect
-
-    try:
-        return inspect.getsource(importlib.import_module(name))
-    except (ImportError, OSError, TypeError) as exc:
-        return f"<source of {name} unavailable: {type(exc).__name__}>"
-
-
-def verifier_hash(registry: Any, domain: Any) -> str:
-    """sha256 over the source of the domain's factory module, its class's module and its verifier.
-
-    Any edit to the code that decides a reward changes the hash, so a stored trajectory can be
-    matched to the exact verifier that scored it.
-    """
-    import hashlib
-
-    manifest = domain.manifest
-    modules = {manifest.data["factory"].partition(":")[0], type(domain).__module__}
-    spec = manifest.data.get("verifier")
-    if isinstance(spec, dict) and spec.get("name"):
-        ref = registry.verifier_refs().get(spec["name"])
-        if ref:
-            modules.add(ref.partition(":")[0])
-    digest = hashlib.sha256()
-    for name in sorted(modules):
-        digest.update(name.encode() + b"\0" + _module_source(name).encode() + b"\0")
-    return digest.hexdigest()
-
-
 def sandbox_image_digest(manifest: Any) -> tuple[str | None, str | None]:
     """``(image, digest)`` of a docker-sandboxed domain; the digest is None when unresolvable."""
     sandbox = manifest.data.get("sandbox") or {}
@@ -333,13 +302,18 @@ def sandbox_image_digest(manifest: Any) -> tuple[str | None, str | None]:
 
 
 def domain_provenance(registry: Any, domain: Any) -> dict[str, Any]:
-    """The provenance columns shared by every trajectory of ``domain``."""
+    """The provenance columns shared by every trajectory of ``domain``.
+
+    ``verifier_hash`` is :func:`rlhub.provenance.verifier_code_hash`, the same hash locks record.
+    """
     from rlhub import __version__
+    from rlhub.provenance import verifier_code_hash
 
     manifest = domain.manifest
     info = registry.plugins.get(manifest.plugin)
     image, digest = sandbox_image_digest(manifest)
     return {"plugin": manifest.plugin, "distribution": manifest.distribution,
             "plugin_version": info.version if info else None,
-            "domain_version": manifest.version, "verifier_hash": verifier_hash(registry, domain),
+            "domain_version": manifest.version,
+            "verifier_hash": verifier_code_hash(manifest),
             "sandbox_image": image, "sandbox_image_digest": digest, "rlhub_version": __version__}

@@ -29,9 +29,11 @@ class RichProgress:
                              MofNCompleteColumn(), TimeElapsedColumn(),
                              console=Console(stderr=True), transient=False)
         self.ids: dict[str, Any] = {}
+        self.started = False
 
     def start(self, totals: dict[str, tuple[int, int]]) -> None:
         self.bars.start()
+        self.started = True
         all_total = sum(t for t, _ in totals.values())
         self.ids["*"] = self.bars.add_task("all domains", total=all_total,
                                            completed=sum(d for _, d in totals.values()))
@@ -43,7 +45,8 @@ class RichProgress:
         self.bars.advance(self.ids["*"])
 
     def stop(self) -> None:
-        self.bars.stop()
+        if self.started:
+            self.bars.stop()
 
 
 def _options(text: str) -> dict[str, Any]:
@@ -97,14 +100,17 @@ def eval_cmd(
 
 def _print_summary(metrics: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    table = Table("domain", "tasks", "samples", "pass@1", f"pass@{metrics['overall']['k']}",
-                  "first try", "repair gain", "reward")
+    k = metrics["overall"]["k"]
+    table = Table("tasks", "samples", "pass@1", *([f"pass@{k}"] if k > 1 else []), "first try",
+                  "repair gain", "reward")
+    table.columns.insert(0, Column("domain", overflow="fold", min_width=24))
     for domain, m in metrics["domains"].items():
+        passk = [f"{m['pass@k']:.3f}"] if k > 1 else []
         table.add_row(domain, str(m["n_tasks"]), str(m["n_samples"]), f"{m['pass@1']:.3f}",
-                      f"{m['pass@k']:.3f}", f"{m['first_try_pass@1']:.3f}",
-                      f"{m['repair_gain']:+.3f}", f"{m['reward_mean']:.3f}")
+                      *passk, f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
+                      f"{m['reward_mean']:.3f}")
     console = Console(stderr=True)
     console.print(table)
     console.print(f"metrics: {metrics['run']['out']}/metrics.json")

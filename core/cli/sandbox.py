@@ -11,11 +11,19 @@ import typer
 from rlhub.cli.common import JsonOpt, emit_json, fail, handle_errors
 
 BACKENDS = ("local", "docker", "ray")
-LANGUAGE_OF_SUFFIX = {".py": "python", ".sh": "bash", ".c": "c", ".cc": "cpp", ".cpp": "cpp",
-                      ".js": "javascript", ".mjs": "javascript"}
+LANGUAGE_OF_SUFFIX = {
+    ".py": "python",
+    ".sh": "bash",
+    ".c": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".js": "javascript",
+    ".mjs": "javascript",
+}
 
-sandbox_app = typer.Typer(help="Run code in a sandbox and inspect the sandboxes.",
-                          no_args_is_help=True)
+sandbox_app = typer.Typer(
+    help="Run code in a sandbox and inspect the sandboxes.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -27,16 +35,20 @@ def register(app: typer.Typer) -> None:
 def exec_file(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="Program to run."),
     backend: str = typer.Option("local", help="local, docker or ray."),
-    language: str = typer.Option(None, help="python, bash, c, cpp or javascript "
-                                             "(default: from the file's suffix)."),
+    language: str = typer.Option(
+        None, help="python, bash, c, cpp or javascript (default: from the file's suffix)."
+    ),
     wall_s: float = typer.Option(10.0, "--wall-s", help="Wall-clock limit, seconds."),
     cpu_s: float = typer.Option(10.0, "--cpu-s", help="CPU-time limit, seconds."),
     memory_mb: int = typer.Option(512, "--memory-mb", help="Address-space limit, MiB."),
-    output_bytes: int = typer.Option(1 << 20, "--output-bytes", help="Cap on stdout and on stderr."),
+    output_bytes: int = typer.Option(
+        1 << 20, "--output-bytes", help="Cap on stdout and on stderr."
+    ),
     processes: int = typer.Option(64, "--processes", help="Process/thread limit."),
     network: bool = typer.Option(False, "--network", help="Give the job the host's network."),
-    stdin: Path = typer.Option(None, "--stdin", exists=True, dir_okay=False,
-                               help="File whose bytes are the job's stdin."),
+    stdin: Path = typer.Option(
+        None, "--stdin", exists=True, dir_okay=False, help="File whose bytes are the job's stdin."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Run FILE in a sandbox and print its result."""
@@ -47,10 +59,20 @@ def exec_file(
     language = language or LANGUAGE_OF_SUFFIX.get(file.suffix)
     if language is None:
         fail(f"cannot tell the language of {file.name!r} from its suffix; pass --language")
-    limits = Limits(wall_s=wall_s, cpu_s=cpu_s, memory_mb=memory_mb, output_bytes=output_bytes,
-                    processes=processes, network=network)
-    request = ExecRequest(code=file.read_text(errors="surrogateescape"), language=language,
-                          stdin=stdin.read_bytes() if stdin else "", limits=limits)
+    limits = Limits(
+        wall_s=wall_s,
+        cpu_s=cpu_s,
+        memory_mb=memory_mb,
+        output_bytes=output_bytes,
+        processes=processes,
+        network=network,
+    )
+    request = ExecRequest(
+        code=file.read_text(errors="surrogateescape"),
+        language=language,
+        stdin=stdin.read_bytes() if stdin else "",
+        limits=limits,
+    )
     try:
         result = get_backend(backend).run(request)
     finally:
@@ -66,9 +88,12 @@ def _print_result(result: object) -> None:
     data = result.to_dict()  # type: ignore[attr-defined]
     sys.stdout.write(data["stdout"])
     sys.stderr.write(data["stderr"])
-    typer.echo(f"[{data['backend']}] status={data['status']} exit_code={data['exit_code']} "
-               f"wall={data['wall_s']:.3f}s cpu={data['cpu_s']:.3f}s rss={data['max_rss_mb']:.1f}MB"
-               + (f" missing={','.join(data['missing'])}" if data["missing"] else ""), err=True)
+    typer.echo(
+        f"[{data['backend']}] status={data['status']} exit_code={data['exit_code']} "
+        f"wall={data['wall_s']:.3f}s cpu={data['cpu_s']:.3f}s rss={data['max_rss_mb']:.1f}MB"
+        + (f" missing={','.join(data['missing'])}" if data["missing"] else ""),
+        err=True,
+    )
 
 
 @sandbox_app.command("info")

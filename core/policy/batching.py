@@ -2,8 +2,9 @@
 
 Rollouts each ask for one completion at a time; a local model is far faster on a batch. A
 :class:`MicroBatcher` queues requests from concurrent coroutines, waits ``max_wait_s`` for company,
-groups them by sampling parameters and hands groups of up to ``max_batch`` conversations to a
-synchronous ``run(conversations, sampling)`` function in a worker thread, one group at a time.
+groups them by sampling parameters, sorts each group by prompt length and hands chunks of up to
+``max_batch`` conversations to a synchronous ``run(conversations, sampling)`` function in a
+worker thread, one chunk at a time.
 """
 
 from __future__ import annotations
@@ -69,11 +70,16 @@ class MicroBatcher:
 
     async def _run_group(self, group: list[_Request]) -> None:
         convs = [conv for request in group for conv in request.batch]
-        results: list[Generation] = []
+        # Similar lengths share a model call, so short prompts are not padded to long ones.
+        order = sorted(range(len(convs)), key=lambda i: sum(len(m["content"]) for m in convs[i]))
+        results: list[Generation] = [Generation(None, "not generated")] * len(convs)
         try:
-            for i in range(0, len(convs), self.max_batch):
-                chunk = convs[i : i + self.max_batch]
-                results += await asyncio.to_thread(self.run, chunk, group[0].sampling)
+            for i in range(0, len(order), self.max_batch):
+                idx = order[i : i + self.max_batch]
+                out = await asyncio.to_thread(self.run, [convs[j] for j in idx],
+                                              group[0].sampling)
+                for j, gen in zip(idx, out):
+                    results[j] = gen
         except Exception as exc:  # noqa: BLE001 - a failed model call fails its requests only
             message = f"{type(exc).__name__}: {exc}"
             results = [Generation(None, message) for _ in convs]

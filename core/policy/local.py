@@ -28,7 +28,7 @@ class LocalCausalLM:
     """A transformers causal LM behind the policy protocol (see the module docstring)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, spec: str, name: str,
-                 defaults: dict[str, Any] | None = None, max_batch: int = 32,
+                 defaults: dict[str, Any] | None = None, max_batch: int = 16,
                  source: str = "", threads: int | None = None):
         from transformers.utils import logging as hf_logging
 

@@ -38,8 +38,10 @@ class Limits:
         data = data or {}
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise SandboxError(f"limits: expected keys {sorted(cls.__dataclass_fields__)}, "
-                               f"found unknown {sorted(unknown)}")
+            raise SandboxError(
+                f"limits: expected keys {sorted(cls.__dataclass_fields__)}, "
+                f"found unknown {sorted(unknown)}"
+            )
         return cls(**data)
 
 
@@ -109,8 +111,14 @@ def get_backend(name: str | None = None, **options: Any) -> Backend:
         if name not in _backends:
             backend = registry().pm.hook.rlhub_make_sandbox(backend=name, options=options)
             if backend is None:
-                raise SandboxError(did_you_mean(name, ("local", "docker", "ray"),
-                                                what="sandbox backend", listing="rlhub sandbox info"))
+                raise SandboxError(
+                    did_you_mean(
+                        name,
+                        ("local", "docker", "ray"),
+                        what="sandbox backend",
+                        listing="rlhub sandbox info",
+                    )
+                )
             _backends[name] = backend
         return _backends[name]
 
@@ -123,7 +131,9 @@ def run(request: ExecRequest, backend: str | None = None) -> ExecResult:
         return ExecResult("infra_error", None, "", "", 0.0, detail=str(exc))
 
 
-async def run_batch(requests: Sequence[ExecRequest], backend: str | None = None) -> list[ExecResult]:
+async def run_batch(
+    requests: Sequence[ExecRequest], backend: str | None = None
+) -> list[ExecResult]:
     """Run many jobs concurrently on ``backend``, results in request order."""
     return await get_backend(backend).run_batch(requests)
 

@@ -35,30 +35,50 @@ def worker_source() -> str:
 def validate(request: ExecRequest, languages: tuple[str, ...]) -> None:
     """Raise :class:`SandboxError` when ``request`` cannot run on a backend with ``languages``."""
     if request.language not in LANGUAGES:
-        raise SandboxError(f"language: expected one of {list(LANGUAGES)}, found {request.language!r}")
+        raise SandboxError(
+            f"language: expected one of {list(LANGUAGES)}, found {request.language!r}"
+        )
     if request.language not in languages:
-        raise SandboxError(f"language {request.language!r} is not available on this backend "
-                           f"(available: {list(languages)}); install its toolchain to use it")
+        raise SandboxError(
+            f"language {request.language!r} is not available on this backend "
+            f"(available: {list(languages)}); install its toolchain to use it"
+        )
     for name in request.files:
         parts = name.split("/")
         if not name or name.startswith("/") or ".." in parts or "" in parts:
-            raise SandboxError(f"files: expected relative paths inside the work dir, found {name!r}")
+            raise SandboxError(
+                f"files: expected relative paths inside the work dir, found {name!r}"
+            )
     limits = request.limits
     for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes"):
         if getattr(limits, key) <= 0:
-            raise SandboxError(f"limits.{key}: expected a positive number, found {getattr(limits, key)}")
+            raise SandboxError(
+                f"limits.{key}: expected a positive number, found {getattr(limits, key)}"
+            )
 
 
 def encode(job_id: int, request: ExecRequest) -> bytes:
     """One request frame: header, then the job blob and the stdin blob."""
-    meta = json.dumps({"code": request.code, "files": request.files, "argv": request.argv,
-                       "env": request.env}, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    stdin = request.stdin if isinstance(request.stdin, bytes) else \
-        request.stdin.encode("utf-8", "surrogateescape")
+    meta = json.dumps(
+        {"code": request.code, "files": request.files, "argv": request.argv, "env": request.env},
+        ensure_ascii=False,
+    ).encode("utf-8", "surrogateescape")
+    stdin = (
+        request.stdin
+        if isinstance(request.stdin, bytes)
+        else request.stdin.encode("utf-8", "surrogateescape")
+    )
     if len(stdin) > MAX_STDIN:
         raise SandboxError(f"stdin: expected at most {MAX_STDIN} bytes, found {len(stdin)}")
-    header = json.dumps({"id": job_id, "lang": request.language, "limits": asdict(request.limits),
-                         "meta_len": len(meta), "stdin_len": len(stdin)}).encode()
+    header = json.dumps(
+        {
+            "id": job_id,
+            "lang": request.language,
+            "limits": asdict(request.limits),
+            "meta_len": len(meta),
+            "stdin_len": len(stdin),
+        }
+    ).encode()
     return len(header).to_bytes(4, "big") + header + meta + stdin
 
 
@@ -74,37 +94,58 @@ def classify(report: dict[str, Any], limits: Limits) -> str:
     cpu_limit = max(1, int(limits.cpu_s + 0.999))
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and report["cpu_s"] >= cpu_limit - 0.05):
         return "timeout"
-    if code != 0 and (report["memory_words"] or (
+    if code != 0 and (
+        report["memory_words"]
+        or (
             sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
-            and report["max_rss_mb"] >= 0.9 * limits.memory_mb)):
+            and report["max_rss_mb"] >= 0.9 * limits.memory_mb
+        )
+    ):
         return "memory"
     if sig:
         return "killed"
     return "ok" if code == 0 else "error"
 
 
-def to_result(report: dict[str, Any], out: bytes, err: bytes, limits: Limits, backend: str,
-              missing: list[str]) -> ExecResult:
+def to_result(
+    report: dict[str, Any], out: bytes, err: bytes, limits: Limits, backend: str, missing: list[str]
+) -> ExecResult:
     status = classify(report, limits)
     detail = "compile error" if report.get("compile_error") else ""
     if status == "infra_error":
         detail = "the worker could not start the job"
-    return ExecResult(status, report["exit_code"], out.decode("utf-8", "replace"),
-                      err.decode("utf-8", "replace"), round(report["wall_s"], 6),
-                      round(report["cpu_s"], 6), round(report["max_rss_mb"], 3), backend,
-                      list(missing), detail, leftovers=report["leftovers"])
+    return ExecResult(
+        status,
+        report["exit_code"],
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
+        round(report["wall_s"], 6),
+        round(report["cpu_s"], 6),
+        round(report["max_rss_mb"], 3),
+        backend,
+        list(missing),
+        detail,
+        leftovers=report["leftovers"],
+    )
 
 
 def infra_error(backend: str, missing: list[str], why: str) -> ExecResult:
-    return ExecResult("infra_error", None, "", "", 0.0, backend=backend, missing=list(missing),
-                      detail=why)
+    return ExecResult(
+        "infra_error", None, "", "", 0.0, backend=backend, missing=list(missing), detail=why
+    )
 
 
 class Channel:
     """Framed request/response stream to one worker; see the module docstring."""
 
-    def __init__(self, rfd: int, wfd: int, backend: str, missing: list[str],
-                 on_close: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        rfd: int,
+        wfd: int,
+        backend: str,
+        missing: list[str],
+        on_close: Callable[[], None] | None = None,
+    ):
         self.rfd, self.wfd = rfd, wfd
         self.backend, self.missing = backend, missing
         self.on_close = on_close
@@ -115,8 +156,9 @@ class Channel:
         self.ready = self._read_header()
         if self.ready.get("op") != "ready":
             raise SandboxError(f"sandbox worker: expected a ready message, found {self.ready}")
-        self.reader = threading.Thread(target=self._read_loop, name=f"rlhub-{backend}-reader",
-                                       daemon=True)
+        self.reader = threading.Thread(
+            target=self._read_loop, name=f"rlhub-{backend}-reader", daemon=True
+        )
         self.reader.start()
 
     def load(self) -> int:
@@ -161,8 +203,9 @@ class Channel:
                 entry = self.pending.pop(report.get("id"), None)
                 if entry is not None:
                     future, limits = entry
-                    future.set_result(to_result(report, out, err, limits, self.backend,
-                                                self.missing))
+                    future.set_result(
+                        to_result(report, out, err, limits, self.backend, self.missing)
+                    )
         except (OSError, EOFError, ValueError) as exc:
             self._fail_all(f"the sandbox worker died: {exc}")
 
@@ -179,4 +222,4 @@ class Channel:
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

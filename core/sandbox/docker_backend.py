@@ -41,10 +41,26 @@ from rlhub.sandbox.local import SLOT_UID, UIDS_PER_WORKER, UidLease
 BASE_IMAGE = "rlhub-sandbox-base:py3.11"
 CAPS = ["SETUID", "SETGID", "KILL", "CHOWN", "DAC_OVERRIDE", "FOWNER"]
 LIMIT_STATUSES = ("timeout", "memory", "output_limit", "killed", "infra_error")
-PROTECTIONS = ("pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace",
-               "readonly_root", "private_workdir", "per_job_uid", "rlimits", "wall_timeout",
-               "output_caps", "clean_env", "process_cleanup", "memory_cgroup", "pids_cgroup",
-               "capabilities_dropped", "no_new_privileges", "user_namespace", "seccomp")
+PROTECTIONS = (
+    "pid_namespace",
+    "mount_namespace",
+    "network_namespace",
+    "ipc_namespace",
+    "readonly_root",
+    "private_workdir",
+    "per_job_uid",
+    "rlimits",
+    "wall_timeout",
+    "output_caps",
+    "clean_env",
+    "process_cleanup",
+    "memory_cgroup",
+    "pids_cgroup",
+    "capabilities_dropped",
+    "no_new_privileges",
+    "user_namespace",
+    "seccomp",
+)
 LABEL = "rlhub.sandbox"
 
 
@@ -69,8 +85,9 @@ def context_hash(dockerfile: Path, context: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def ensure_image(client: Any, image: str | None, dockerfile: str | Path | None,
-                 context: str | Path | None) -> str:
+def ensure_image(
+    client: Any, image: str | None, dockerfile: str | Path | None, context: str | Path | None
+) -> str:
     """The image tag to run: ``image``, a cached build of ``dockerfile``, or the default."""
     import docker
 
@@ -89,8 +106,9 @@ def ensure_image(client: Any, image: str | None, dockerfile: str | Path | None,
         client.images.get(tag)
     except docker.errors.ImageNotFound:
         try:
-            client.images.build(path=str(ctx), dockerfile=str(dockerfile.resolve()), tag=tag,
-                                rm=True)
+            client.images.build(
+                path=str(ctx), dockerfile=str(dockerfile.resolve()), tag=tag, rm=True
+            )
         except docker.errors.DockerException as exc:
             raise SandboxError(f"docker sandbox: building {dockerfile} failed: {exc}") from exc
     return tag
@@ -105,20 +123,38 @@ class ContainerWorker:
         self.retiring = False
         self.dir = tempfile.mkdtemp(prefix="rlhub-docker-")
         Path(self.dir).chmod(0o755)
-        config = {"slots": backend.slots, "disk_mb": backend.disk_mb, "mount_ns": False,
-                  "jobs_dir": "/work/jobs", "listen": "/run/rlhub/worker.sock",
-                  "uid_base": backend.lease.base + index * UIDS_PER_WORKER + SLOT_UID,
-                  "tools": backend.tools, "own_userns": False}
+        config = {
+            "slots": backend.slots,
+            "disk_mb": backend.disk_mb,
+            "mount_ns": False,
+            "jobs_dir": "/work/jobs",
+            "listen": "/run/rlhub/worker.sock",
+            "uid_base": backend.lease.base + index * UIDS_PER_WORKER + SLOT_UID,
+            "tools": backend.tools,
+            "own_userns": False,
+        }
         self.container = backend.client.containers.run(
-            backend.image, ["python3", "-I", "-S", "-c", worker_source(), json.dumps(config)],
-            detach=True, network_mode="none", read_only=True, user="0:0",
+            backend.image,
+            ["python3", "-I", "-S", "-c", worker_source(), json.dumps(config)],
+            detach=True,
+            network_mode="none",
+            read_only=True,
+            user="0:0",
             tmpfs={"/work": f"size={backend.tmpfs_mb}m,mode=0711"},
             volumes={self.dir: {"bind": "/run/rlhub", "mode": "rw"}},
-            mem_limit=f"{backend.memory_mb}m", memswap_limit=f"{backend.memory_mb}m",
-            pids_limit=backend.pids, cap_drop=["ALL"], cap_add=CAPS, ipc_mode="none",
-            security_opt=["no-new-privileges"], environment={"PATH": "/usr/local/bin:/usr/bin:/bin",
-                                                             "LANG": "C.UTF-8"},
-            labels={LABEL: "1"}, log_config={"type": "none"}, working_dir="/work")
+            mem_limit=f"{backend.memory_mb}m",
+            memswap_limit=f"{backend.memory_mb}m",
+            pids_limit=backend.pids,
+            cap_drop=["ALL"],
+            cap_add=CAPS,
+            ipc_mode="none",
+            security_opt=["no-new-privileges"],
+            environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+            labels={LABEL: "1"},
+            auto_remove=True,  # the worker exits when its socket closes, even if we crash
+            log_config={"type": "none"},
+            working_dir="/work",
+        )
         self.sock = self._connect(Path(self.dir) / "worker.sock")
         fd = self.sock.fileno()
         self.channel = Channel(fd, fd, "docker", backend.missing)
@@ -139,8 +175,10 @@ class ContainerWorker:
             time.sleep(0.01)
         logs = self.container.logs(tail=20).decode(errors="replace")
         self.remove()
-        raise SandboxError(f"docker sandbox: the worker in container {self.container.short_id} "
-                           f"did not open its socket (status {self.container.status}): {logs}")
+        raise SandboxError(
+            f"docker sandbox: the worker in container {self.container.short_id} "
+            f"did not open its socket (status {self.container.status}): {logs}"
+        )
 
     def usable(self) -> bool:
         return self.channel.alive and not self.retiring
@@ -164,28 +202,46 @@ class DockerBackend:
 
     name = "docker"
 
-    def __init__(self, image: str | None = None, dockerfile: str | None = None,
-                 context: str | None = None, containers: int | None = None, slots: int = 16,
-                 jobs_per_container: int = 1000, memory_mb: int = 4096, pids: int = 512,
-                 tmpfs_mb: int = 512, disk_mb: int = 64, tools: dict[str, str] | None = None):
+    def __init__(
+        self,
+        image: str | None = None,
+        dockerfile: str | None = None,
+        context: str | None = None,
+        containers: int | None = None,
+        slots: int = 16,
+        jobs_per_container: int = 1000,
+        memory_mb: int = 4096,
+        pids: int = 512,
+        tmpfs_mb: int = 512,
+        disk_mb: int = 64,
+        tools: dict[str, str] | None = None,
+    ):
         import os
 
         try:
             import docker
         except ImportError as exc:
-            raise SandboxError("docker sandbox: the docker SDK is not installed "
-                               "(pip install 'rlhub[sandbox]')") from exc
+            raise SandboxError(
+                "docker sandbox: the docker SDK is not installed (pip install 'rlhub[sandbox]')"
+            ) from exc
         problem = engine_problem()
         if problem:
-            raise SandboxError(f"docker sandbox: no Docker engine reachable ({problem}); start "
-                               "dockerd (see .ci/docker-setup.sh)")
+            raise SandboxError(
+                f"docker sandbox: no Docker engine reachable ({problem}); start "
+                "dockerd (see .ci/docker-setup.sh)"
+            )
         self.client = docker.from_env(version="auto")
         self.image = ensure_image(self.client, image, dockerfile, context)
         self.containers = containers or max(1, os.cpu_count() or 1)
         self.slots, self.jobs_per_container = slots, jobs_per_container
         self.memory_mb, self.pids, self.tmpfs_mb, self.disk_mb = memory_mb, pids, tmpfs_mb, disk_mb
-        self.tools = tools or {"bash": "/bin/bash", "sh": "/bin/sh", "gcc": "/usr/bin/gcc",
-                               "g++": "/usr/bin/g++", "node": "/usr/bin/node"}
+        self.tools = tools or {
+            "bash": "/bin/bash",
+            "sh": "/bin/sh",
+            "gcc": "/usr/bin/gcc",
+            "g++": "/usr/bin/g++",
+            "node": "/usr/bin/node",
+        }
         self.languages = self._languages(image is not None or dockerfile is not None)
         self.missing = self._missing()
         self.lease = UidLease()
@@ -241,8 +297,10 @@ class DockerBackend:
     def submit(self, request: ExecRequest) -> Future[ExecResult]:
         validate(request, self.languages)
         if request.limits.network:
-            raise SandboxError("docker sandbox: every container runs with --network none; "
-                               "use the local backend for jobs that need the network")
+            raise SandboxError(
+                "docker sandbox: every container runs with --network none; "
+                "use the local backend for jobs that need the network"
+            )
         worker = self._channel_for()
         future = worker.channel.submit(request)
         future.add_done_callback(lambda f: self._on_result(worker, f))
@@ -270,12 +328,19 @@ class DockerBackend:
 
     def info(self) -> dict[str, Any]:
         engine = self.client.version()
-        return {"backend": self.name, "mode": "container-pool",
-                "active": [p for p in PROTECTIONS if p not in self.missing],
-                "missing": list(self.missing), "why": {}, "languages": list(self.languages),
-                "image": self.image, "containers": self.containers, "slots_per_container": self.slots,
-                "jobs_per_container": self.jobs_per_container,
-                "engine": f"{engine.get('Version')} (API {engine.get('ApiVersion')})"}
+        return {
+            "backend": self.name,
+            "mode": "container-pool",
+            "active": [p for p in PROTECTIONS if p not in self.missing],
+            "missing": list(self.missing),
+            "why": {},
+            "languages": list(self.languages),
+            "image": self.image,
+            "containers": self.containers,
+            "slots_per_container": self.slots,
+            "jobs_per_container": self.jobs_per_container,
+            "engine": f"{engine.get('Version')} (API {engine.get('ApiVersion')})",
+        }
 
     def close(self) -> None:
         with self.lock:
@@ -287,4 +352,3 @@ class DockerBackend:
                     worker.remove()
             self.pool = []
             self.lease.release()
-

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,18 +37,40 @@ from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
 from rlhub.sandbox.channel import GRACE_S, Channel, infra_error, validate, worker_source, write_all
 
-PROTECTIONS = ("user_namespace", "pid_namespace", "mount_namespace", "network_namespace",
-               "ipc_namespace", "readonly_root", "private_workdir", "per_job_uid", "rlimits",
-               "wall_timeout", "output_caps", "clean_env", "process_cleanup", "no_nested_userns")
-NAMESPACED = ("user_namespace", "pid_namespace", "mount_namespace", "network_namespace",
-              "ipc_namespace", "readonly_root", "no_nested_userns")
+PROTECTIONS = (
+    "user_namespace",
+    "pid_namespace",
+    "mount_namespace",
+    "network_namespace",
+    "ipc_namespace",
+    "readonly_root",
+    "private_workdir",
+    "per_job_uid",
+    "rlimits",
+    "wall_timeout",
+    "output_caps",
+    "clean_env",
+    "process_cleanup",
+    "no_nested_userns",
+)
+NAMESPACED = (
+    "user_namespace",
+    "pid_namespace",
+    "mount_namespace",
+    "network_namespace",
+    "ipc_namespace",
+    "readonly_root",
+    "no_nested_userns",
+)
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 UID_RANGE_BASE, UID_RANGE_SIZE, UIDS_PER_WORKER = 1_000_000, 1 << 16, 4096
 SLOT_UID = 1000
 # The worker's source arrives on stdin ahead of the first frame (no file of ours needs to be
 # readable by the sandbox's uids, and `ps` shows a short command line).
-BOOTSTRAP = ("import sys; f = sys.stdin.buffer; n = int(f.readline()); "
-             "exec(compile(f.read(n), 'rlhub-sandbox-worker', 'exec'))")
+BOOTSTRAP = (
+    "import sys; f = sys.stdin.buffer; n = int(f.readline()); "
+    "exec(compile(f.read(n), 'rlhub-sandbox-worker', 'exec'))"
+)
 
 
 def world_executable(path: str) -> bool:
@@ -96,16 +118,32 @@ def detect(python: str | None = None) -> HostSupport:
         why["per_job_uid"] = "the backend is not running as root, so it cannot map slot uids"
     need_world = bwrap is not None and root
     candidates = [python] if python else ["/usr/bin/python3.11", "/usr/bin/python3", sys.executable]
-    interpreter = next((c for c in candidates if c and os.path.isabs(c) and os.path.exists(c)
-                        and (not need_world or world_executable(c))), None)
+    interpreter = next(
+        (
+            c
+            for c in candidates
+            if c
+            and os.path.isabs(c)
+            and os.path.exists(c)
+            and (not need_world or world_executable(c))
+        ),
+        None,
+    )
     if interpreter is None:
-        raise SandboxError(f"local sandbox: expected a Python interpreter an unprivileged uid can "
-                           f"run, found none of {candidates}; pass python=PATH")
-    tools = {name: path for name in ("bash", "sh", "gcc", "g++", "node")
-             if (path := find_tool(name, need_world))}
+        raise SandboxError(
+            f"local sandbox: expected a Python interpreter an unprivileged uid can "
+            f"run, found none of {candidates}; pass python=PATH"
+        )
+    tools = {
+        name: path
+        for name in ("bash", "sh", "gcc", "g++", "node")
+        if (path := find_tool(name, need_world))
+    }
     if "sh" not in tools or "bash" not in tools:
-        raise SandboxError("local sandbox: expected /bin/sh and bash on PATH, found "
-                           f"sh={tools.get('sh')} bash={tools.get('bash')}")
+        raise SandboxError(
+            "local sandbox: expected /bin/sh and bash on PATH, found "
+            f"sh={tools.get('sh')} bash={tools.get('bash')}"
+        )
     return HostSupport(bwrap, root, interpreter, tools, why)
 
 
@@ -132,17 +170,33 @@ class UidLease:
 class WorkerProcess:
     """One sandboxed worker process and its channel."""
 
-    def __init__(self, support: HostSupport, index: int, slots: int, disk_mb: int,
-                 network: bool, host_uid: int | None):
+    def __init__(
+        self,
+        support: HostSupport,
+        index: int,
+        slots: int,
+        disk_mb: int,
+        network: bool,
+        host_uid: int | None,
+    ):
         self.support, self.network = support, network
         self.stderr = tempfile.TemporaryFile()
-        self.jobs_dir = "/tmp/rlhub-jobs" if support.bwrap else tempfile.mkdtemp(prefix="rlhub-jobs-")
-        os.chmod(self.jobs_dir, 0o711) if not support.bwrap else None
+        # Inside bubblewrap, /tmp is the sandbox's own tmpfs; on the host, a fresh private dir
+        # that slot uids may traverse (0711) but not list.
+        self.jobs_dir = "/tmp/rlhub-jobs"
+        if not support.bwrap:
+            self.jobs_dir = tempfile.mkdtemp(prefix="rlhub-jobs-")
+            os.chmod(self.jobs_dir, 0o711)
         per_job_uid = support.root
-        config = {"slots": slots if per_job_uid else 1, "disk_mb": disk_mb,
-                  "mount_ns": bool(support.bwrap and support.root), "jobs_dir": self.jobs_dir,
-                  "tools": support.tools, "own_userns": bool(support.bwrap and support.root),
-                  "uid_base": None}
+        config = {
+            "slots": slots if per_job_uid else 1,
+            "disk_mb": disk_mb,
+            "mount_ns": bool(support.bwrap and support.root),
+            "jobs_dir": self.jobs_dir,
+            "tools": support.tools,
+            "own_userns": bool(support.bwrap and support.root),
+            "uid_base": None,
+        }
         if per_job_uid:
             config["uid_base"] = SLOT_UID if support.bwrap else host_uid + SLOT_UID
         self.slots = config["slots"]
@@ -157,34 +211,85 @@ class WorkerProcess:
         if support.bwrap and support.root and not self.channel.ready.get("no_nested_userns"):
             self.channel.missing.append("no_nested_userns")
 
-    def _start(self, argv: list[str], host_uid: int | None,
-               network: bool) -> tuple[subprocess.Popen[bytes], int, int]:
+    def _start(
+        self, argv: list[str], host_uid: int | None, network: bool
+    ) -> tuple[subprocess.Popen[bytes], int, int]:
         env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8"}
         if not self.support.bwrap:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=self.stderr, env=env, close_fds=True,
-                                    start_new_session=True, cwd="/")
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+                cwd="/",
+            )
             return proc, proc.stdout.fileno(), proc.stdin.fileno()  # type: ignore[union-attr]
         return self._start_bwrap(argv, host_uid, network, env)
 
-    def _start_bwrap(self, argv: list[str], host_uid: int | None, network: bool,
-                     env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int, int]:
-        cmd = [self.support.bwrap or "bwrap", "--unshare-all", "--new-session",
-               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-               "--hostname", "rlhub-sandbox"] + (["--share-net"] if network else [])
+    def _start_bwrap(
+        self, argv: list[str], host_uid: int | None, network: bool, env: dict[str, str]
+    ) -> tuple[subprocess.Popen[bytes], int, int]:
+        cmd = [
+            self.support.bwrap or "bwrap",
+            "--unshare-all",
+            "--new-session",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--hostname",
+            "rlhub-sandbox",
+        ] + (["--share-net"] if network else [])
         if not self.support.root:
-            proc = subprocess.Popen(cmd + ["--uid", "1000", "--gid", "1000", "--", *argv],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=self.stderr, env=env, close_fds=True, cwd="/")
+            proc = subprocess.Popen(
+                cmd + ["--uid", "1000", "--gid", "1000", "--", *argv],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                env=env,
+                close_fds=True,
+                cwd="/",
+            )
             return proc, proc.stdout.fileno(), proc.stdin.fileno()  # type: ignore[union-attr]
         block_r, block_w = os.pipe()
         info_r, info_w = os.pipe()
-        cmd += ["--unshare-user", "--userns-block-fd", str(block_r), "--info-fd", str(info_w),
-                "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--", *argv]
+        cmd += [
+            "--unshare-user",
+            "--userns-block-fd",
+            str(block_r),
+            "--info-fd",
+            str(info_w),
+            "--uid",
+            "0",
+            "--gid",
+            "0",
+            "--cap-add",
+            "ALL",
+            "--",
+            *argv,
+        ]
         assert host_uid is not None
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=self.stderr, env=env, pass_fds=(block_r, info_w),
-                                user=host_uid, group=host_uid, extra_groups=[], cwd="/")
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
+            pass_fds=(block_r, info_w),
+            user=host_uid,
+            group=host_uid,
+            extra_groups=[],
+            cwd="/",
+        )
         os.close(block_r)
         os.close(info_w)
         try:
@@ -195,8 +300,10 @@ class WorkerProcess:
             os.write(block_w, b"1")
         except (OSError, ValueError) as exc:
             proc.kill()
-            raise SandboxError(f"local sandbox: could not map uids into bubblewrap: {exc}; "
-                               f"bwrap said: {self.stderr_text()}") from exc
+            raise SandboxError(
+                f"local sandbox: could not map uids into bubblewrap: {exc}; "
+                f"bwrap said: {self.stderr_text()}"
+            ) from exc
         finally:
             os.close(info_r)
             os.close(block_w)
@@ -249,15 +356,25 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, slots: int = 32, disk_mb: int = 64,
-                 python: str | None = None):
+    def __init__(
+        self,
+        workers: int | None = None,
+        slots: int = 32,
+        disk_mb: int = 64,
+        python: str | None = None,
+        namespaces: bool = True,
+    ):
         self.support = detect(python)
+        if not namespaces and self.support.bwrap:
+            self.support.bwrap = None
+            self.support.why["namespaces"] = "turned off by the namespaces=False option"
         self.workers = workers or max(1, os.cpu_count() or 1)
         if not self.support.root:
             self.workers = max(self.workers, 2 * (os.cpu_count() or 1))  # one job per worker
         self.slots, self.disk_mb = slots, disk_mb
         self.lease = UidLease() if self.support.root else None
         self.pools: dict[bool, list[WorkerProcess | None]] = {}
+        self.spawner = ThreadPoolExecutor(1, thread_name_prefix="rlhub-local-spawn")
         self.lock = threading.Lock()
         self.closed = False
         atexit.register(self.close)
@@ -276,9 +393,35 @@ class LocalBackend:
             if worker is None or not worker.channel.alive:
                 if worker is not None:
                     worker.close()
-                pool[i] = WorkerProcess(self.support, i, self.slots, self.disk_mb, network,
-                                        self._host_uid(i, network))
+                # Started from one long-lived thread: --die-with-parent follows the spawning thread.
+                pool[i] = self.spawner.submit(self._start_worker, i, network).result()
         return pool
+
+    def _start_worker(self, index: int, network: bool) -> WorkerProcess:
+        try:
+            return WorkerProcess(
+                self.support,
+                index,
+                self.slots,
+                self.disk_mb,
+                network,
+                self._host_uid(index, network),
+            )
+        except SandboxError as exc:
+            if not self.support.bwrap or any(w for p in self.pools.values() for w in p):
+                raise
+            # bubblewrap is installed but cannot sandbox here (user namespaces disabled, ...):
+            # run without namespaces, and say so in `missing` and `why`.
+            self.support.bwrap = None
+            self.support.why["namespaces"] = f"bubblewrap failed on this machine: {exc}"
+            return WorkerProcess(
+                self.support,
+                index,
+                self.slots,
+                self.disk_mb,
+                network,
+                self._host_uid(index, network),
+            )
 
     def _channel(self, network: bool) -> Channel:
         with self.lock:
@@ -301,8 +444,11 @@ class LocalBackend:
         try:
             return future.result(timeout=request.limits.wall_s + GRACE_S)
         except FutureTimeout:
-            return infra_error(self.name, self.missing(request.limits.network),
-                               "the sandbox worker did not answer in time")
+            return infra_error(
+                self.name,
+                self.missing(request.limits.network),
+                "the sandbox worker did not answer in time",
+            )
 
     async def run_batch(self, requests: Sequence[ExecRequest]) -> list[ExecResult]:
         async def one(request: ExecRequest) -> ExecResult:
@@ -321,11 +467,18 @@ class LocalBackend:
 
     def info(self) -> dict[str, Any]:
         missing = self._channel(False).missing
-        return {"backend": self.name, "mode": self.support.mode,
-                "active": [p for p in PROTECTIONS if p not in missing], "missing": list(missing),
-                "why": dict(self.support.why), "languages": list(self.support.languages()),
-                "workers": self.workers, "slots_per_worker": self.slots,
-                "python": self.support.python, "bwrap": self.support.bwrap}
+        return {
+            "backend": self.name,
+            "mode": self.support.mode,
+            "active": [p for p in PROTECTIONS if p not in missing],
+            "missing": list(missing),
+            "why": dict(self.support.why),
+            "languages": list(self.support.languages()),
+            "workers": self.workers,
+            "slots_per_worker": self.slots,
+            "python": self.support.python,
+            "bwrap": self.support.bwrap,
+        }
 
     def close(self) -> None:
         with self.lock:
@@ -337,5 +490,6 @@ class LocalBackend:
                     if worker is not None:
                         worker.close()
             self.pools.clear()
+            self.spawner.shutdown(wait=False)
             if self.lease is not None:
                 self.lease.release()

@@ -29,7 +29,7 @@ from rlhub.sandbox.channel import GRACE_S, infra_error
 
 
 class SandboxActor:
-    """A Ray actor wrapping one node-local sandbox pool (decorated lazily by :func:`actor_class`)."""
+    """A Ray actor wrapping one node-local sandbox pool (made remote by :func:`actor_class`)."""
 
     def __init__(self, options: dict[str, Any]):
         from rlhub.sandbox.local import LocalBackend
@@ -66,20 +66,32 @@ class RayBackend:
 
     name = "ray"
 
-    def __init__(self, actors: int | None = None, address: str | None = None,
-                 num_cpus: float = 1.0, workers: int = 1, slots: int = 32):
+    def __init__(
+        self,
+        actors: int | None = None,
+        address: str | None = None,
+        num_cpus: float = 1.0,
+        workers: int = 1,
+        slots: int = 32,
+    ):
         try:
             import ray
         except ImportError as exc:
-            raise SandboxError("ray sandbox: ray is not installed (pip install 'rlhub[ray]')") from exc
+            raise SandboxError(
+                "ray sandbox: ray is not installed (pip install 'rlhub[ray]')"
+            ) from exc
         self.temp_dir: str | None = None
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             self._init_ray(ray, address)
         count = actors or max(1, min(8, int(ray.cluster_resources().get("CPU", 1) // num_cpus)))
         cls = actor_class(max_concurrency=4 * slots * workers)
-        self.actors = [cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD").remote(
-            {"workers": workers, "slots": slots}) for _ in range(count)]
+        self.actors = [
+            cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD").remote(
+                {"workers": workers, "slots": slots}
+            )
+            for _ in range(count)
+        ]
         self.inflight = [0] * count
         self.lock = threading.Lock()
         self.closed = False
@@ -91,8 +103,12 @@ class RayBackend:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         if address is None:
             self.temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")
-            ray.init(include_dashboard=False, _temp_dir=self.temp_dir, log_to_driver=False,
-                     configure_logging=False)
+            ray.init(
+                include_dashboard=False,
+                _temp_dir=self.temp_dir,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         else:
             ray.init(address=address, log_to_driver=False)
 
@@ -123,14 +139,19 @@ class RayBackend:
             try:
                 return await asyncio.wrap_future(self.submit(request))
             except Exception as exc:  # noqa: BLE001
-                return infra_error(self.name, self.node_info["missing"],
-                                   f"{type(exc).__name__}: {exc}")
+                return infra_error(
+                    self.name, self.node_info["missing"], f"{type(exc).__name__}: {exc}"
+                )
 
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
     def info(self) -> dict[str, Any]:
-        return {**self.node_info, "backend": self.name, "mode": "ray-actors/" + self.node_info["mode"],
-                "actors": len(self.actors)}
+        return {
+            **self.node_info,
+            "backend": self.name,
+            "mode": "ray-actors/" + self.node_info["mode"],
+            "actors": len(self.actors),
+        }
 
     def close(self) -> None:
         import ray

@@ -1,8 +1,8 @@
 """The resident sandbox worker: a fork server that runs jobs in pre-forked, pre-sandboxed children.
 
-Standard library only, Python >= 3.8; it is started as ``python3 -I -S -c <this source> CONFIG``
-inside a bubblewrap sandbox (the ``local`` backend) or as a container's only process (the
-``docker`` backend), so no file of it needs to be installed where it runs.
+Standard library only, Python >= 3.10 (``os.splice``). The ``local`` backend starts it inside
+bubblewrap with its source on stdin; the ``docker`` backend runs it as a container's only process
+with ``python3 -I -S -c <this source> CONFIG``. No file of it needs to be installed where it runs.
 
 Life of a job:
 
@@ -28,8 +28,12 @@ Frames are ``u32 big-endian header length | header JSON | blobs``. The worker ig
 terminating signals; it exits when its input closes.
 """
 
+import atexit
+import builtins
 import ctypes
 import errno
+import gc
+import io
 import json
 import os
 import resource
@@ -38,17 +42,30 @@ import signal
 import socket
 import sys
 import time
+import traceback
+import types
 
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
-MEMORY_WORDS = (b"MemoryError", b"bad_alloc", b"Cannot allocate memory", b"out of memory",
-                b"JavaScript heap out of memory", b"Fatal process OOM")
+MEMORY_WORDS = (
+    b"MemoryError",
+    b"bad_alloc",
+    b"Cannot allocate memory",
+    b"out of memory",
+    b"JavaScript heap out of memory",
+    b"Fatal process OOM",
+)
 # V8 reserves ~800 MiB of address space before running anything; node's heap is capped by
 # --max-old-space-size instead, and its address-space limit is raised by this much.
 NODE_EXTRA_AS_MB = 1024
-SOURCES = {"python": "main.py", "bash": "main.sh", "javascript": "main.js", "c": "main.c",
-           "cpp": "main.cpp"}
+SOURCES = {
+    "python": "main.py",
+    "bash": "main.sh",
+    "javascript": "main.js",
+    "c": "main.c",
+    "cpp": "main.cpp",
+}
 COMPILE_FAILED = 97
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -62,6 +79,7 @@ def check(ret, what):
 
 
 # -- framing ---------------------------------------------------------------------------------------
+
 
 def read_exact(fd, n):
     chunks = []
@@ -77,7 +95,7 @@ def read_exact(fd, n):
 def write_all(fd, data):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def copy_into(src, dst, n):
@@ -94,7 +112,7 @@ def copy_into(src, dst, n):
             raise
     buf = bytearray(min(n, 1 << 20))
     while n:
-        got = os.readv(src, [memoryview(buf)[:min(n, len(buf))]])
+        got = os.readv(src, [memoryview(buf)[: min(n, len(buf))]])
         if not got:
             raise EOFError
         write_all(dst, memoryview(buf)[:got])
@@ -114,11 +132,20 @@ def send_out(fd, src, n):
 
 # -- the job child --------------------------------------------------------------------------------
 
+
 def child_prepare(slot, out_w, err_w, ctl):
     """Sandbox this freshly forked child for ``slot``; runs before any job is known."""
     os.setpgid(0, 0)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                signal.SIGUSR2, signal.SIGPIPE, signal.SIGCHLD):
+    for sig in (
+        signal.SIGINT,
+        signal.SIGTERM,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGPIPE,
+        signal.SIGCHLD,
+    ):
         signal.signal(sig, signal.SIG_DFL)
     signal.set_wakeup_fd(-1)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -132,8 +159,10 @@ def child_prepare(slot, out_w, err_w, ctl):
         check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
         check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
         opts = f"size={CONFIG['disk_mb']}m,nr_inodes=8192,mode=0700,uid={uid or 0},gid={uid or 0}"
-        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
-              "mount tmpfs /tmp")
+        check(
+            libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
+            "mount tmpfs /tmp",
+        )
         workdir = "/tmp"
     else:
         workdir = slot["dir"]
@@ -158,6 +187,7 @@ def child_prepare(slot, out_w, err_w, ctl):
 def child_main(slot, out_w, err_w, ctl):
     try:
         workdir = child_prepare(slot, out_w, err_w, ctl)
+        main = warm_python(workdir)
         sock = socket.socket(fileno=ctl)
         header, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
         if not header:
@@ -165,11 +195,15 @@ def child_main(slot, out_w, err_w, ctl):
         sock.close()
         job_header = json.loads(header)
         meta_fd, stdin_fd = fds
-        meta = json.loads(os.pread(meta_fd, job_header["meta_len"], 0)) if job_header["meta_len"] else {}
+        meta = (
+            json.loads(os.pread(meta_fd, job_header["meta_len"], 0))
+            if job_header["meta_len"]
+            else {}
+        )
         os.close(meta_fd)
         os.dup2(stdin_fd, 0)
         os.close(stdin_fd)
-        run_job(job_header, meta, workdir)
+        run_job(job_header, meta, workdir, main)
     except BaseException as exc:  # noqa: BLE001 - the child must never return into the worker
         try:
             os.write(2, f"rlhub sandbox: job setup failed: {type(exc).__name__}: {exc}\n".encode())
@@ -182,14 +216,18 @@ def set_limits(limits, lang):
     cpu = max(1, int(limits["cpu_s"] + 0.999))
     mem = (int(limits["memory_mb"]) + (NODE_EXTRA_AS_MB if lang == "javascript" else 0)) << 20
     disk = int(limits.get("disk_mb", CONFIG["disk_mb"])) << 20
-    for what, value in ((resource.RLIMIT_CPU, (cpu, cpu + 1)), (resource.RLIMIT_AS, (mem, mem)),
-                        (resource.RLIMIT_NPROC, (limits["processes"],) * 2),
-                        (resource.RLIMIT_FSIZE, (disk, disk)), (resource.RLIMIT_CORE, (0, 0)),
-                        (resource.RLIMIT_NOFILE, (limits.get("open_files", 256),) * 2)):
+    for what, value in (
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_AS, (mem, mem)),
+        (resource.RLIMIT_NPROC, (limits["processes"],) * 2),
+        (resource.RLIMIT_FSIZE, (disk, disk)),
+        (resource.RLIMIT_CORE, (0, 0)),
+        (resource.RLIMIT_NOFILE, (limits.get("open_files", 256),) * 2),
+    ):
         resource.setrlimit(what, value)
 
 
-def run_job(header, meta, workdir):
+def run_job(header, meta, workdir, main):
     lang = header["lang"]
     source = SOURCES[lang]
     with open(source, "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -199,39 +237,60 @@ def run_job(header, meta, workdir):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
-    env = dict(os.environ, HOME=workdir, TMPDIR=workdir, PWD=workdir, **meta.get("env", {}))
+    for key, value in meta.get("env", {}).items():
+        os.environ[key] = value
+    env = os.environ
     set_limits(header["limits"], lang)
     argv = meta.get("argv", [])
     if lang == "python":
-        run_python(meta.get("code", ""), argv, env)
+        run_python(meta.get("code", ""), argv, main)
     tools = CONFIG["tools"]
     if lang == "bash":
         os.execve(tools["bash"], [tools["bash"], source, *argv], env)
     if lang == "javascript":
         heap = max(16, int(header["limits"]["memory_mb"] * 3 // 4))
-        os.execve(tools["node"], [tools["node"], f"--max-old-space-size={heap}", source, *argv], env)
+        os.execve(
+            tools["node"], [tools["node"], f"--max-old-space-size={heap}", source, *argv], env
+        )
     compiler = tools["gcc" if lang == "c" else "g++"]
-    script = (f'"$0" -O1 -pipe -o main {source} -lm >&2 || exit {COMPILE_FAILED}; exec ./main "$@"')
+    script = f'"$0" -O1 -pipe -o main {source} -lm >&2 || exit {COMPILE_FAILED}; exec ./main "$@"'
     os.execve(tools["sh"], [tools["sh"], "-c", script, compiler, *argv], env)
 
 
-def run_python(code, argv, env):
-    """Run ``code`` as ``__main__`` in this process, the way ``python main.py`` would."""
-    import io
-    import types
+def warm_python(workdir):
+    """Set up the Python job's process before its code is known (off the latency path).
 
-    os.environ.clear()
-    os.environ.update(env)
-    sys.argv = ["main.py", *argv]
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8",
-                                 errors="surrogateescape")
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                                  errors="surrogateescape", write_through=False)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    sys.path[:0] = [os.getcwd()]
+    A freshly forked child pays a copy-on-write fault for every page it touches; doing the
+    interpreter-side setup here, while the spare waits, keeps it out of the job's latency.
+    """
+    for key in ("HOME", "TMPDIR", "PWD"):
+        os.environ[key] = workdir
+    sys.stdin = io.TextIOWrapper(
+        io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
+    )
+    sys.stdout = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False),
+        encoding="utf-8",
+        errors="surrogateescape",
+        write_through=False,
+    )
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
+    sys.path[:0] = [workdir]
     main = types.ModuleType("__main__")
-    main.__file__ = os.path.join(os.getcwd(), "main.py")
+    main.__file__ = os.path.join(workdir, "main.py")
+    main.__builtins__ = builtins
+    compile("import sys\nprint(sys.argv)\n", "main.py", "exec")
+    return main
+
+
+def run_python(code, argv, main):
+    """Run ``code`` as ``__main__`` in this process, the way ``python main.py`` would."""
+    sys.argv = ["main.py", *argv]
     sys.modules["__main__"] = main
     code_status = 0
     try:
@@ -239,8 +298,6 @@ def run_python(code, argv, env):
     except SystemExit as exc:
         code_status = exit_status_of(exc)
     except BaseException:  # noqa: BLE001 - reported like the interpreter does
-        import traceback
-
         traceback.print_exc()
         code_status = 1
     os._exit(shutdown_python(code_status))
@@ -261,8 +318,6 @@ def shutdown_python(status):
         threading = sys.modules.get("threading")
         if threading is not None:
             threading._shutdown()
-        import atexit
-
         atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -274,6 +329,7 @@ def shutdown_python(status):
 
 
 # -- the worker ------------------------------------------------------------------------------------
+
 
 class Slot:
     """One concurrency slot: a uid (or 1-slot mode), a spare child or a running job."""
@@ -343,6 +399,7 @@ class Worker:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         slot.seq += 1
         info = {"uid": slot.uid, "dir": f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"}
+        gc.freeze()  # the child's collector then never walks (and so never copies) our pages
         pid = os.fork()
         if pid == 0:
             parent.close()
@@ -414,8 +471,9 @@ class Worker:
                 self.close_pipe(job, fd)
                 return
             try:
-                moved = os.splice(fd, job.mem[which], min(room, 1 << 20),
-                                  flags=os.SPLICE_F_NONBLOCK)
+                moved = os.splice(
+                    fd, job.mem[which], min(room, 1 << 20), flags=os.SPLICE_F_NONBLOCK
+                )
             except BlockingIOError:
                 return
             if not moved:
@@ -457,13 +515,16 @@ class Worker:
     def kill_uid(self, slot):
         """SIGKILL every process whose real uid is the slot's; returns their pids."""
         found = []
+        known = (1, os.getpid())  # job mains and spares are ours too, and checked by uid below
         for name in os.listdir("/proc"):
-            if not name.isdigit():
+            if not name.isdigit() or int(name) in known:
                 continue
+            if int(name) in self.by_pid and self.by_pid[int(name)] is not slot:
+                continue  # another slot's own process: a different uid by construction
             try:
                 with open(f"/proc/{name}/status", "rb") as f:
                     status = f.read()
-                uid = int(status[status.index(b"\nUid:") + 5:].split(None, 1)[0])
+                uid = int(status[status.index(b"\nUid:") + 5 :].split(None, 1)[0])
                 if uid != slot.uid:
                     continue
                 os.kill(int(name), signal.SIGKILL)
@@ -536,13 +597,23 @@ class Worker:
         code = -sig if sig else os.WEXITSTATUS(status)
         sizes = [min(n, job.cap) for n in job.size]
         err_tail = os.pread(job.mem[1], 4096, max(0, sizes[1] - 4096))
-        header = {"op": "result", "id": job.id, "exit_code": code, "signal": sig,
-                  "timed_out": job.timed_out, "over": job.over, "leftovers": leftovers,
-                  "dispatched": job.dispatched, "wall_s": time.monotonic() - job.started,
-                  "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_mb": usage.ru_maxrss / 1024,
-                  "memory_words": any(w in err_tail for w in MEMORY_WORDS),
-                  "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
-                  "out_len": sizes[0], "err_len": sizes[1]}
+        header = {
+            "op": "result",
+            "id": job.id,
+            "exit_code": code,
+            "signal": sig,
+            "timed_out": job.timed_out,
+            "over": job.over,
+            "leftovers": leftovers,
+            "dispatched": job.dispatched,
+            "wall_s": time.monotonic() - job.started,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "max_rss_mb": usage.ru_maxrss / 1024,
+            "memory_words": any(w in err_tail for w in MEMORY_WORDS),
+            "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
+            "out_len": sizes[0],
+            "err_len": sizes[1],
+        }
         self.reply(header, list(zip(job.mem, sizes)))
         for fd in job.mem:
             os.close(fd)
@@ -564,7 +635,9 @@ class Worker:
 
     # timeouts -------------------------------------------------------------------------------------
     def next_timeout(self):
-        deadlines = [s.job.deadline for s in self.slots if s.job is not None and not s.job.timed_out]
+        deadlines = [
+            s.job.deadline for s in self.slots if s.job is not None and not s.job.timed_out
+        ]
         return None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
 
     def expire(self):
@@ -633,8 +706,15 @@ def open_transport():
 
 def main():
     CONFIG.update(json.loads(sys.argv[1]))
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                signal.SIGUSR2, signal.SIGPIPE):
+    for sig in (
+        signal.SIGINT,
+        signal.SIGTERM,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGPIPE,
+    ):
         signal.signal(sig, signal.SIG_IGN)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     found = probe()

@@ -40,8 +40,8 @@ normalised rewards r_i and mean r̄_g:
                                         with k the domain's groups this step, x̄ their mean
     A_d = EMA(|A|),  I_d = EMA(inf)                                       a = ema
     m_d^fast, m_d^slow = EMAs of r̄_g                                      a = fast, slow
-    learnability  l_d = ½ (I_d / max_j I_j + A_d / max_j A_j)
-    progress      P_d = |m^fast_d - m^slow_d| / max_j |m^fast_j - m^slow_j|
+    learnability  l_d = ½ (I_d + min(1, 2 A_d))                  absolute scales, both in [0, 1]
+    progress      P_d = min(1, |m^fast_d - m^slow_d| / progress_scale)
     exploration   b_d = c · sqrt(ln(N + 1) / (n_d + 1))    n_d groups seen, N = Σ n_d
     s_d = w_learn · l_d + w_progress · P_d + b_d
     π_learn ∝ prior_d · exp(s_d / τ)                         prior = static mixture

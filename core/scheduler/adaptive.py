@@ -44,7 +44,8 @@ class Adaptive:
         p = self.params
         score = p["w_learn"] * learnability(inform, stats.value("learn"))
         if p["w_progress"]:
-            score += p["w_progress"] * progress(stats.value("fast"), stats.value("slow"))
+            fast, slow = stats.value("fast"), stats.value("slow")
+            score += p["w_progress"] * progress(fast, slow, p["progress_scale"])
         if p["bonus"]:
             score += exploration_bonus(groups, p["bonus"])
         logits = score / p["tau"] + self.log_prior
@@ -52,20 +53,18 @@ class Adaptive:
         return weights / weights.sum()
 
 
-def _rel(x: np.ndarray) -> np.ndarray:
-    """x / max x, or zeros when nothing is positive."""
-    top = float(x.max()) if x.size else 0.0
-    return x / top if top > EPS else np.zeros_like(x)
-
-
 def learnability(inform: np.ndarray, abs_adv: np.ndarray) -> np.ndarray:
-    """l_d = (I_d / max I + A_d / max A) / 2: informative fraction and mean |advantage|."""
-    return 0.5 * (_rel(inform) + _rel(abs_adv))
+    """l_d = (I_d + min(1, 2 A_d)) / 2: informative fraction and mean |advantage|, in [0, 1].
+
+    Both are on absolute scales (rewards are normalised to [0, 1], where |A| <= 1/2), so noise
+    among domains that are all equally learnable is not blown up by dividing by the maximum.
+    """
+    return 0.5 * (inform + np.minimum(1.0, 2.0 * abs_adv))
 
 
-def progress(fast: np.ndarray, slow: np.ndarray) -> np.ndarray:
-    """P_d = |m_fast - m_slow| / max_j |m_fast - m_slow| (absolute learning progress)."""
-    return _rel(np.abs(fast - slow))
+def progress(fast: np.ndarray, slow: np.ndarray, scale: float) -> np.ndarray:
+    """P_d = min(1, |m_fast - m_slow| / scale): absolute learning progress, 1 at ``scale``."""
+    return np.minimum(1.0, np.abs(fast - slow) / scale)
 
 
 def exploration_bonus(groups: np.ndarray, c: float) -> np.ndarray:

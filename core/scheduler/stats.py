@@ -47,6 +47,8 @@ class DomainStats:
         self.lo = np.array([n[0] for n in norms], dtype=float)
         self.scale = np.array([n[1] for n in norms], dtype=float)
         self.running = np.array([n[2] for n in norms], dtype=bool)
+        self._lo, self._scale = self.lo.tolist(), self.scale.tolist()  # fast scalar access
+        self._running = self.running.tolist()
         self.seen_lo = np.full(k, math.inf)
         self.seen_hi = np.full(k, -math.inf)
         self.pending = np.zeros((len(PENDING), k))
@@ -61,23 +63,36 @@ class DomainStats:
     # -- observing -----------------------------------------------------------------------------
 
     def observe(self, i: int, group_rewards: Sequence[Sequence[float]]) -> int:
-        """Summarise the groups of domain ``i``; return how many had zero variance."""
-        summaries = [_summary(self.ids[i], g, rewards) for g, rewards in enumerate(group_rewards)]
-        if not summaries:
+        """Summarise the groups of domain ``i``; return how many had zero variance.
+
+        Plain Python on purpose: for the few groups one call carries it is several times faster
+        than building numpy arrays. The work is queued and summed into arrays by :meth:`flush`.
+        """
+        if not group_rewards:
             return 0
-        base, scale = self._frame(i, min(s[1] for s in summaries), max(s[2] for s in summaries))
+        if self._running[i]:
+            _check_groups(self.ids[i], group_rewards)
+            base, scale = self._frame(i, min(min(g) for g in group_rewards),
+                                      max(max(g) for g in group_rewards))
+        else:
+            base, scale = self._lo[i], self._scale[i]
         tol = EPS * max(1.0, scale)
         level_sum = absadv = 0.0
         informative = passes = 0
-        for mean, lo, hi, dev in summaries:
+        for g, rewards in enumerate(group_rewards):
+            n = len(rewards)
+            total = sum(rewards) if n else math.nan
+            if not math.isfinite(total):
+                _check_groups(self.ids[i], group_rewards[g:], offset=g)
+            mean = total / n
             level = (mean - base) / scale
             level_sum += level
-            if hi - lo > tol:
+            if max(rewards) - min(rewards) > tol:
                 informative += 1
-                absadv += dev / scale
+                absadv += sum([abs(r - mean) for r in rewards]) / (n * scale)
             elif level >= 0.5:
                 passes += 1
-        n = len(summaries)
+        n = len(group_rewards)
         self.queue.append((i, n, informative, absadv, level_sum, passes, n - informative - passes))
         self.dirty = True
         return n - informative
@@ -129,8 +144,8 @@ class DomainStats:
 
     def _frame(self, i: int, lo: float, hi: float) -> tuple[float, float]:
         """The (lo, scale) that normalises domain ``i``'s rewards, updating running ranges."""
-        if not self.running[i]:
-            return float(self.lo[i]), float(self.scale[i])
+        if not self._running[i]:
+            return self._lo[i], self._scale[i]
         self.seen_lo[i] = min(self.seen_lo[i], lo)
         self.seen_hi[i] = max(self.seen_hi[i], hi)
         spread = float(self.seen_hi[i] - self.seen_lo[i])
@@ -193,15 +208,15 @@ class DomainStats:
     def state_dict(self) -> dict[str, Any]:
         self.flush()
         return {
-            "seen_lo": self.seen_lo.tolist(), "seen_hi": self.seen_hi.tolist(),
+            "seen_lo": _finite_or_none(self.seen_lo), "seen_hi": _finite_or_none(self.seen_hi),
             "pending": self.pending.tolist(), "counts": self.counts.tolist(),
             "ema": self.ema.tolist(), "ema_norm": self.ema_norm.tolist(),
             "evals": self.evals.tolist(), "dirty": self.dirty,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.seen_lo = np.asarray(state["seen_lo"], dtype=float)
-        self.seen_hi = np.asarray(state["seen_hi"], dtype=float)
+        self.seen_lo = np.array([math.inf if x is None else x for x in state["seen_lo"]], float)
+        self.seen_hi = np.array([-math.inf if x is None else x for x in state["seen_hi"]], float)
         self.pending = np.asarray(state["pending"], dtype=float)
         self.counts = np.asarray(state["counts"], dtype=np.int64)
         self.ema = np.asarray(state["ema"], dtype=float)
@@ -219,18 +234,20 @@ class DomainStats:
                                      f"{shape}, found {getattr(self, name).shape}")
 
 
-def _summary(domain: str, g: int, rewards: Sequence[float]) -> tuple[float, float, float, float]:
-    """(mean, min, max, mean |r - mean|) of one group, in raw reward units."""
-    n = len(rewards)
-    if n == 0:
-        raise SchedulerError(f"domain {domain!r}: group {g} is empty; expected one reward per "
-                             "rollout")
-    total = sum(rewards)
-    if not math.isfinite(total):
-        raise SchedulerError(f"domain {domain!r}: group {g}: expected finite rewards, found "
-                             f"{list(rewards)!r}")
-    mean = total / n
-    return mean, min(rewards), max(rewards), sum(abs(r - mean) for r in rewards) / n
+def _finite_or_none(values: np.ndarray) -> list[float | None]:
+    """Strict-JSON form of a running range: None where nothing was seen yet."""
+    return [x if math.isfinite(x) else None for x in values.tolist()]
+
+
+def _check_groups(domain: str, groups: Sequence[Sequence[float]], offset: int = 0) -> None:
+    """Raise for the first empty group or group with a non-finite reward."""
+    for g, rewards in enumerate(groups, offset):
+        if len(rewards) == 0:
+            raise SchedulerError(f"domain {domain!r}: group {g} is empty; expected one reward "
+                                 "per rollout")
+        if not math.isfinite(sum(rewards)):
+            raise SchedulerError(f"domain {domain!r}: group {g}: expected finite rewards, found "
+                                 f"{list(rewards)!r}")
 
 
 def _norm(domain_id: str, spec: dict[str, Any]) -> tuple[float, float, bool]:

@@ -19,6 +19,9 @@ BUILTIN = {
     "json-schema": "rlhub.verifiers.basic:JsonSchema",
     "math": "rlhub.verifiers.mathv:Math",
     "python-tests": "rlhub.verifiers.pytests:PythonTests",
+    "judge": "rlhub.verifiers.judge:Judge",
+    "reward-model": "rlhub.verifiers.reward_model:RewardModel",
+    "composite": "rlhub.verifiers.compose:Composite",
 }
 
 
@@ -53,4 +56,6 @@ DEFAULT_REWARDS: dict[str, dict[str, Any]] = {
                                             "format": {"weight": 0.0}}},
     "python-tests": {"range": [0, 1], "components": {"pass_frac": {"weight": 0.0},
                                                     "all_pass": {"weight": 1.0}}},
+    "judge": {"range": [0, 1], "components": {"judge": {"weight": 1.0}}},
+    "reward-model": {"range": [0, 1], "components": {"reward_model": {"weight": 1.0}}},
 }

@@ -45,11 +45,14 @@ def _local_backend():  # noqa: ANN202
 MAKERS = {"local": _local_backend, "docker": _docker_backend, "ray": _ray_backend}
 
 
-@pytest.fixture(scope="session", params=[
-    pytest.param("local"),
-    pytest.param("docker", marks=pytest.mark.docker),
-    pytest.param("ray", marks=pytest.mark.ray),
-])
+@pytest.fixture(
+    scope="session",
+    params=[
+        pytest.param("local"),
+        pytest.param("docker", marks=pytest.mark.docker),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
 def sandbox(request: pytest.FixtureRequest) -> Iterator[object]:
     backend = MAKERS[request.param]()
     yield backend

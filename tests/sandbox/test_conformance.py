@@ -14,8 +14,6 @@ import time
 import uuid
 from typing import Any
 
-import pytest
-
 from rlhub.sandbox import STATUSES, ExecRequest, ExecResult, Limits
 from tests.sandbox.conftest import HOST_SECRET, Listener, host_processes_with
 
@@ -72,18 +70,25 @@ def test_a_job_spinning_past_its_cpu_limit_is_a_timeout(sandbox: Any) -> None:
 def test_a_job_allocating_past_its_memory_limit_is_a_memory_status(sandbox: Any) -> None:
     big = sandbox.run(py("x = bytearray(2 << 30)", memory_mb=256))
     assert big.status == "memory", big
-    grow = sandbox.run(py("""
+    grow = sandbox.run(
+        py(
+            """
         chunks = []
         while True:
             chunks.append(bytearray(16 << 20))
-        """, memory_mb=256))
+        """,
+            memory_mb=256,
+        )
+    )
     assert grow.status == "memory", grow
     assert_pool_alive(sandbox)
 
 
 def test_a_fork_bomb_is_contained_and_leaves_no_process(sandbox: Any) -> None:
     token = "bomb-" + uuid.uuid4().hex
-    result = sandbox.run(py(f"""
+    result = sandbox.run(
+        py(
+            f"""
         import os, time
         TOKEN = {token!r}
         while True:
@@ -91,14 +96,20 @@ def test_a_fork_bomb_is_contained_and_leaves_no_process(sandbox: Any) -> None:
                 os.fork()
             except OSError:
                 time.sleep(0.01)
-        """, processes=16, wall_s=2))
+        """,
+            processes=16,
+            wall_s=2,
+        )
+    )
     assert result.status in ("timeout", "error", "killed")
     assert_no_process_with(token)
     assert_pool_alive(sandbox)
 
 
 def test_a_process_limit_stops_forks_before_the_host_runs_out(sandbox: Any) -> None:
-    result = sandbox.run(py("""
+    result = sandbox.run(
+        py(
+            """
         import os, time
         n = 0
         try:
@@ -110,14 +121,19 @@ def test_a_process_limit_stops_forks_before_the_host_runs_out(sandbox: Any) -> N
         except OSError:
             pass
         print(n)
-        """, processes=16, wall_s=5))
+        """,
+            processes=16,
+            wall_s=5,
+        )
+    )
     assert result.status == "ok", result
     assert 0 < int(result.stdout) < 16
 
 
 def test_setsid_and_double_forked_daemons_die_with_their_job(sandbox: Any) -> None:
     token = "daemon-" + uuid.uuid4().hex
-    result = sandbox.run(py(f"""
+    result = sandbox.run(
+        py(f"""
         import os, subprocess, sys, time
         sleeper = [sys.executable, "-c", "import time; time.sleep(300)", {token!r}]
         subprocess.Popen(sleeper, start_new_session=True)          # setsid'd child
@@ -128,7 +144,8 @@ def test_setsid_and_double_forked_daemons_die_with_their_job(sandbox: Any) -> No
             os._exit(0)
         time.sleep(0.3)
         print("parent done")
-        """))
+        """)
+    )
     assert (result.status, result.stdout) == ("ok", "parent done\n"), result
     assert result.leftovers >= 2
     assert_no_process_with(token)
@@ -136,33 +153,53 @@ def test_setsid_and_double_forked_daemons_die_with_their_job(sandbox: Any) -> No
 
 def test_a_stdout_flood_is_capped_and_reported(sandbox: Any) -> None:
     started = time.monotonic()
-    result = sandbox.run(py("""
+    result = sandbox.run(
+        py(
+            """
         import sys
         while True:
             sys.stdout.write("x" * 65536)
-        """, output_bytes=100_000, wall_s=20))
+        """,
+            output_bytes=100_000,
+            wall_s=20,
+        )
+    )
     assert result.status == "output_limit"
     assert 0 < len(result.stdout) <= 100_000
     assert time.monotonic() - started < 10
 
 
 def test_a_stderr_flood_is_capped_and_reported(sandbox: Any) -> None:
-    result = sandbox.run(py("""
+    result = sandbox.run(
+        py(
+            """
         import os
         while True:
             os.write(2, b"e" * 65536)
-        """, output_bytes=50_000, wall_s=20))
+        """,
+            output_bytes=50_000,
+            wall_s=20,
+        )
+    )
     assert result.status == "output_limit"
     assert len(result.stderr) <= 50_000
     assert_pool_alive(sandbox)
 
 
 def test_writes_outside_the_work_dir_fail_and_reach_nothing_on_the_host(
-        sandbox: Any, tmp_path: Any) -> None:
+    sandbox: Any, tmp_path: Any
+) -> None:
     tmp_path.chmod(0o777)
-    targets = [str(tmp_path / "escaped.txt"), "/etc/rlhub-escaped", "/usr/rlhub-escaped",
-               "/var/tmp/rlhub-escaped", "/root/rlhub-escaped", "/rlhub-escaped"]
-    result = sandbox.run(py(f"""
+    targets = [
+        str(tmp_path / "escaped.txt"),
+        "/etc/rlhub-escaped",
+        "/usr/rlhub-escaped",
+        "/var/tmp/rlhub-escaped",
+        "/root/rlhub-escaped",
+        "/rlhub-escaped",
+    ]
+    result = sandbox.run(
+        py(f"""
         import os
         for target in {targets!r}:
             try:
@@ -174,7 +211,8 @@ def test_writes_outside_the_work_dir_fail_and_reach_nothing_on_the_host(
         with open("inside.txt", "w") as f:
             f.write("fine")
         print("inside ok")
-        """))
+        """)
+    )
     assert result.status == "ok", result
     assert "WROTE" not in result.stdout and "inside ok" in result.stdout
     assert list(tmp_path.iterdir()) == []
@@ -183,8 +221,11 @@ def test_writes_outside_the_work_dir_fail_and_reach_nothing_on_the_host(
 
 
 def test_jobs_have_no_network_to_the_host_loopback_or_elsewhere(
-        sandbox: Any, listener: Listener) -> None:
-    result = sandbox.run(py(f"""
+    sandbox: Any, listener: Listener
+) -> None:
+    result = sandbox.run(
+        py(
+            f"""
         import socket
         for addr in [("127.0.0.1", {listener.port}), ("192.0.2.1", 80)]:
             s = socket.socket()
@@ -194,7 +235,10 @@ def test_jobs_have_no_network_to_the_host_loopback_or_elsewhere(
                 print("CONNECTED", addr)
             except OSError as exc:
                 print("refused", addr, exc.errno)
-        """, wall_s=10))
+        """,
+            wall_s=10,
+        )
+    )
     assert result.status == "ok", result
     assert "CONNECTED" not in result.stdout and result.stdout.count("refused") == 2
     assert listener.accepted == 0
@@ -212,7 +256,8 @@ def test_a_job_cannot_read_another_running_jobs_files(sandbox: Any) -> None:
         print(open("secret.txt").read())
         """)
     half = len(secret) // 2
-    attacker = py(f"""
+    attacker = py(
+        f"""
         import glob, os, time
         SECRET = {secret[:half]!r} + {secret[half:]!r}   # never whole in this job's own files
         time.sleep(0.8)
@@ -235,7 +280,9 @@ def test_a_job_cannot_read_another_running_jobs_files(sandbox: Any) -> None:
                 except OSError:
                     pass
         print("FOUND" if found else "nothing", found)
-        """, wall_s=20)
+        """,
+        wall_s=20,
+    )
     victim_result, attacker_result = batch(sandbox, [victim, attacker])
     assert (victim_result.status, victim_result.stdout) == ("ok", secret + "\n")
     assert attacker_result.status == "ok", attacker_result
@@ -243,7 +290,8 @@ def test_a_job_cannot_read_another_running_jobs_files(sandbox: Any) -> None:
 
 
 def test_host_environment_variables_do_not_reach_jobs(sandbox: Any) -> None:
-    result = sandbox.run(py(f"""
+    result = sandbox.run(
+        py(f"""
         import os
         leaks = [k for k, v in os.environ.items() if {HOST_SECRET!r} in v]
         for pid in ["1", str(os.getppid()), "self"]:
@@ -253,7 +301,8 @@ def test_host_environment_variables_do_not_reach_jobs(sandbox: Any) -> None:
             except OSError:
                 pass
         print(leaks, sorted(os.environ))
-        """))
+        """)
+    )
     assert result.status == "ok", result
     assert result.stdout.startswith("[]"), result.stdout
     assert "RLHUB_CONFORMANCE_SECRET" not in result.stdout
@@ -261,20 +310,26 @@ def test_host_environment_variables_do_not_reach_jobs(sandbox: Any) -> None:
 
 def test_a_huge_stdin_arrives_whole(sandbox: Any) -> None:
     data = (uuid.uuid4().hex * 400_000)[: 12 << 20]
-    result = sandbox.run(ExecRequest(
-        code="import sys, hashlib; d = sys.stdin.buffer.read(); "
-             "print(len(d), hashlib.sha256(d).hexdigest())",
-        stdin=data, limits=Limits(wall_s=30)))
+    result = sandbox.run(
+        ExecRequest(
+            code="import sys, hashlib; d = sys.stdin.buffer.read(); "
+            "print(len(d), hashlib.sha256(d).hexdigest())",
+            stdin=data,
+            limits=Limits(wall_s=30),
+        )
+    )
     assert result.status == "ok", result
     assert result.stdout.split() == [str(len(data)), hashlib.sha256(data.encode()).hexdigest()]
 
 
 def test_binary_and_non_utf8_output_comes_back_without_failing(sandbox: Any) -> None:
-    result = sandbox.run(py("""
+    result = sandbox.run(
+        py("""
         import sys
         sys.stdout.buffer.write(bytes(range(256)) + b"\\xff\\xfe end")
         sys.stderr.buffer.write(b"\\x80\\x81 bad utf-8")
-        """))
+        """)
+    )
     assert result.status == "ok", result
     assert result.stdout.endswith(" end") and "\ufffd" in result.stdout
     assert "bad utf-8" in result.stderr
@@ -314,7 +369,29 @@ def test_a_job_cannot_signal_another_running_job(sandbox: Any) -> None:
     assert_pool_alive(sandbox)
 
 
+def test_a_job_cannot_create_namespaces_of_its_own(sandbox: Any) -> None:
+    result = sandbox.run(
+        py("""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        for name, flag in [("user", 0x10000000), ("mount", 0x00020000), ("net", 0x40000000)]:
+            if libc.unshare(flag) == 0:
+                print("UNSHARED", name)
+            else:
+                print("refused", name, os.strerror(ctypes.get_errno()))
+        """)
+    )
+    assert result.status == "ok", result
+    assert "UNSHARED" not in result.stdout and result.stdout.count("refused") == 3
+
+
 def test_bash_jobs_run_with_argv_and_files(sandbox: Any) -> None:
-    result = sandbox.run(ExecRequest(code='cat data.txt; echo "args:$*"', language="bash",
-                                     files={"data.txt": "from a file\n"}, argv=["a", "b"]))
+    result = sandbox.run(
+        ExecRequest(
+            code='cat data.txt; echo "args:$*"',
+            language="bash",
+            files={"data.txt": "from a file\n"},
+            argv=["a", "b"],
+        )
+    )
     assert (result.status, result.stdout) == ("ok", "from a file\nargs:a b\n"), result

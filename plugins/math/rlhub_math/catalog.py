@@ -191,6 +191,53 @@ def manifest(family: str, level: int) -> dict[str, Any]:
     }
 
 
+# Tiny domains for the embedded training demo (rlhub_math.tiny): task -> summary.
+TINY_FACTORY = "rlhub_math.tiny:make"
+TINY: dict[str, str] = {
+    "succ": "Tiny: add one to a number below 1000 (prompt 357+1=, answer 358).",
+    "reverse": "Tiny: reverse a string of 3 to 5 digits (prompt rev 3821, answer 1283).",
+    "count": "Tiny: count one digit's occurrences in five digits (prompt count 7 in 27371).",
+    "lambda": "Tiny: write f(x)=ax+b as a Python lambda, run against hidden tests in the sandbox.",
+}
+TINY_LIMITS = {"wall_s": 5, "cpu_s": 4, "memory_mb": 256, "processes": 16}
+
+
+def tiny_id(task: str) -> str:
+    """``math/tiny-<task>-v1``."""
+    return f"{NAMESPACE}/tiny-{task}-{SUFFIX}"
+
+
+def tiny_manifest(task: str) -> dict[str, Any]:
+    """The manifest dict of one tiny domain (see :mod:`rlhub_math.tiny`)."""
+    data: dict[str, Any] = {
+        "id": tiny_id(task),
+        "version": VERSION,
+        "summary": TINY[task],
+        "license": "Apache-2.0",
+        "tags": ["math", "procedural", "tiny"],
+        "splits": ["train", "test"],
+        "size": None,
+        "reward": {"range": [0, 1], "components": {
+            "correct": {"weight": 1.0, "description": "the completion equals the answer"}}},
+        "verifier": {"name": "exact", "options": {"extract": "all", "normalize": "strip"}},
+        "factory": TINY_FACTORY,
+        "params": {"task": task},
+        "verify_timeout_s": 5,
+    }
+    if task == "lambda":
+        data["tags"] = [*data["tags"], "code", "python"]
+        data["reward"]["components"] = {
+            "pass_frac": {"weight": 0.0, "description": "fraction of hidden tests passed"},
+            "all_pass": {"weight": 1.0, "description": "1 when every hidden test passed"}}
+        data["verifier"] = {"name": "python-tests",
+                            "options": {"limits": TINY_LIMITS, "call_timeout_s": 2}}
+        data["sandbox"] = {"kind": "local", "limits": TINY_LIMITS}
+        data["verify_timeout_s"] = 20
+    return data
+
+
 def manifests() -> list[dict[str, Any]]:
-    """Every manifest of the plugin, in table order."""
-    return [manifest(family, level) for family, (_, levels) in FAMILIES.items() for level in levels]
+    """Every manifest of the plugin, in table order (the tiny domains last)."""
+    table = [manifest(family, level) for family, (_, levels) in FAMILIES.items()
+             for level in levels]
+    return table + [tiny_manifest(task) for task in TINY]

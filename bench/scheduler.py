@@ -1,0 +1,304 @@
+"""Benchmark of the domain scheduler against a simulated GRPO learner; prints JSON.
+
+Usage::
+
+    python bench/scheduler.py            # 5 scenarios x 4 strategies x 30 paired seeds (~2 min)
+    python bench/scheduler.py --quick    # 8 seeds, for a smoke run
+
+The learner (numpy). A latent skill vector theta. Domain d solves an item of difficulty delta with
+probability sigmoid(U_d . theta - b_d - delta); training on d moves theta along W_d, so W_d . U_e
+encodes transfer (> 0) and interference (< 0) from d to e. Unpractised skill decays towards its
+start. A step draws B prompt groups per the scheduler's allocation, G rollouts each; a noisy
+verifier flips each reward with probability nu_d; GRPO advantages (r - mean) / std are zero for
+zero-variance groups, which therefore give no gradient. The policy-gradient step on the item logit
+is mean_j A_j (c_j - p) (c = true correctness), pushed through W_d with step size eta.
+
+Metrics (on a fixed, noise-free eval set per domain, evaluated every ``eval_every`` steps): final
+macro accuracy (mean over domains), final worst-domain accuracy, AUC (mean macro over evals), and
+mean max forgetting ``mean_d max_t (max_{s<=t} h_d(s) - h_d(t))``. Every strategy runs on the same
+seeds (same learner, items and eval sets); differences are paired per seed, with 95% bootstrap CIs.
+The schedulers see only rewards and noisy held-out scores, never the scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("RLHUB_DISABLE_AUTOLOAD", "1")  # only the built-in schedulers are compared
+
+import rlhub  # noqa: E402
+from rlhub.mixture import DEFAULT_PARAMS  # noqa: E402
+
+STRATEGIES = ("uniform", "static", "temperature", "adaptive")
+METRICS = ("macro", "worst", "auc", "forgetting")
+K = 6
+
+
+@dataclass
+class Scenario:
+    """One simulated world: skill geometry, start accuracies, sizes, verifier noise, shifts."""
+
+    name: str
+    acc0: list[float]
+    sizes: list[int]
+    noise: list[float] = field(default_factory=lambda: [0.0] * K)
+    scales: list[float] = field(default_factory=lambda: [1.0, 10.0, 1.0, 1.0, 2.0, 1.0])
+    edits: list[tuple[str, int, int, float]] = field(default_factory=list)  # (U|W, d, dim, value)
+    shifts: list[tuple[float, int, float]] = field(default_factory=list)  # (at fraction, d, +b)
+
+
+# dims: 0..K-1 private skills, G general, C conflict axis, T transfer skill
+GEN, CON, TRA = K, K + 1, K + 2
+DIMS = K + 3
+
+SCENARIOS = [
+    Scenario("imbalance", [0.96, 0.75, 0.25, 0.2, 0.15, 0.1], [60000, 20000, 1500, 800, 500, 300]),
+    Scenario("conflict", [0.45, 0.5, 0.3, 0.25, 0.35, 0.3], [4000, 4000, 3000, 3000, 2000, 2000],
+             edits=[("U", 0, CON, 1.0), ("U", 1, CON, -1.0), ("W", 0, CON, 2.0),
+                    ("W", 1, CON, -0.8), ("U", 0, 0, 0.2), ("U", 1, 1, 0.2),
+                    ("W", 0, 0, 0.2), ("W", 1, 1, 0.2)]),
+    Scenario("transfer", [0.4, 0.3, 0.35, 0.3, 0.3, 0.002], [4000, 4000, 3000, 3000, 2000, 2000],
+             edits=[("U", 5, TRA, 1.2), ("W", 4, TRA, 0.9), ("W", 2, TRA, -0.4),
+                    ("W", 4, 3, -0.6)]),
+    Scenario("noisy_verifier", [0.3, 0.35, 0.3, 0.25, 0.3, 0.4], [4000, 4000, 3000, 3000, 2000, 2000],
+             noise=[0.0, 0.0, 0.3, 0.1, 0.0, 0.0]),
+    Scenario("nonstationary", [0.35, 0.4, 0.3, 0.3, 0.25, 0.35], [4000, 4000, 3000, 3000, 2000, 2000],
+             shifts=[(0.5, 1, 2.5), (0.5, 4, -1.5), (0.75, 2, 2.0)]),
+]
+
+
+@dataclass
+class Setup:
+    """Learner hyper-parameters shared by every scenario and strategy."""
+
+    steps: int = 300
+    batch: int = 64
+    group: int = 8
+    eta: float = 0.0025
+    decay: float = 0.001
+    item_sd: float = 1.0
+    eval_items: int = 200
+    eval_every: int = 10
+
+
+class World:
+    """The simulated learner for one (scenario, seed)."""
+
+    def __init__(self, sc: Scenario, setup: Setup, seed: int):
+        rng = np.random.default_rng(seed)
+        self.sc, self.setup = sc, setup
+        self.U = np.zeros((K, DIMS))
+        self.W = np.zeros((K, DIMS))
+        for d in range(K):
+            self.U[d, d] = self.W[d, d] = 1.0
+            self.U[d, GEN] = self.W[d, GEN] = 0.3
+        for which, d, dim, value in sc.edits:
+            (self.U if which == "U" else self.W)[d, dim] = value
+        self.W += rng.normal(0.0, 0.05, self.W.shape)  # per-seed jitter of the geometry
+        self.theta0 = np.zeros(DIMS)
+        self.theta = self.theta0.copy()
+        acc0 = np.clip(np.asarray(sc.acc0) + rng.normal(0.0, 0.02, K), 0.001, 0.995)
+        squash = np.sqrt(1.0 + np.pi * setup.item_sd ** 2 / 8.0)
+        self.b = -np.log(acc0 / (1.0 - acc0)) * squash
+        self.eval_delta = rng.normal(0.0, setup.item_sd, (K, setup.eval_items))
+        self.rng = np.random.default_rng(seed + 10_000)
+
+    def logits(self) -> np.ndarray:
+        return self.U @ self.theta - self.b
+
+    def accuracy(self) -> np.ndarray:
+        z = self.logits()[:, None] - self.eval_delta
+        return (1.0 / (1.0 + np.exp(-z))).mean(axis=1)
+
+    def shift(self, step: int) -> None:
+        for at, d, delta in self.sc.shifts:
+            if step == int(at * self.setup.steps):
+                self.b[d] += delta
+
+    def rollouts(self, domains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(observed rewards, policy-gradient on each group's logit) for one group per entry."""
+        s, g = self.setup, self.setup.group
+        z = self.logits()[domains] - self.rng.normal(0.0, s.item_sd, len(domains))
+        p = 1.0 / (1.0 + np.exp(-z))
+        correct = (self.rng.random((len(domains), g)) < p[:, None]).astype(float)
+        flips = self.rng.random((len(domains), g)) < np.asarray(self.sc.noise)[domains, None]
+        reward = np.where(flips, 1.0 - correct, correct)
+        sd = reward.std(axis=1, keepdims=True)
+        adv = np.where(sd > 0, (reward - reward.mean(axis=1, keepdims=True)) / np.maximum(sd, 1e-9), 0)
+        grad = (adv * (correct - p[:, None])).mean(axis=1)
+        return reward, grad
+
+    def train(self, domains: np.ndarray, grad: np.ndarray) -> None:
+        per_domain = np.bincount(domains, weights=grad, minlength=K)
+        self.theta += self.setup.eta * per_domain @ self.W
+        self.theta -= self.setup.decay * (self.theta - self.theta0)
+
+
+PARAMS: dict[str, Any] = {}  # adaptive overrides from --params (the same for every scenario)
+
+
+def mixture(sc: Scenario, strategy: str, setup: Setup) -> dict[str, Any]:
+    domains = {f"d{d}": {"size": sc.sizes[d], "reward_range": [0.0, sc.scales[d]],
+                         **({"weight": float(sc.sizes[d])} if strategy == "static" else {})}
+               for d in range(K)}
+    params = {"params": dict(PARAMS)} if strategy == "adaptive" and PARAMS else {}
+    return {"strategy": strategy, "domains": domains, **params,
+            "eval": {"items_per_domain": setup.eval_items, "every": setup.eval_every}}
+
+
+def run(sc: Scenario, strategy: str, setup: Setup, seed: int) -> dict[str, float]:
+    """One training run; returns the four metrics."""
+    world = World(sc, setup, seed)
+    sched = rlhub.Scheduler.from_config(mixture(sc, strategy, setup))
+    names = [f"d{d}" for d in range(K)]
+    scales = np.asarray(sc.scales)
+    curve = [world.accuracy()]
+    for step in range(1, setup.steps + 1):
+        world.shift(step)
+        alloc = sched.allocate(setup.batch)
+        domains = np.repeat([int(n[1:]) for n in alloc], list(alloc.values()))
+        reward, grad = world.rollouts(domains)
+        world.train(domains, grad)
+        scaled = reward * scales[domains, None]
+        start = 0
+        for name, count in alloc.items():
+            sched.observe(name, scaled[start:start + count].tolist())
+            start += count
+        if step % setup.eval_every == 0:
+            acc = world.accuracy()
+            curve.append(acc)
+            noise = np.asarray(sc.noise)
+            seen = world.rng.binomial(setup.eval_items, noise + (1 - 2 * noise) * acc)
+            for d, name in enumerate(names):
+                sched.observe_eval(name, seen[d] / setup.eval_items * sc.scales[d], setup.eval_items)
+    return metrics(np.asarray(curve))
+
+
+def metrics(curve: np.ndarray) -> dict[str, float]:
+    """curve: (evals, K) noise-free accuracies."""
+    running_best = np.maximum.accumulate(curve, axis=0)
+    return {
+        "macro": float(curve[-1].mean()),
+        "worst": float(curve[-1].min()),
+        "auc": float(curve.mean(axis=1).mean()),
+        "forgetting": float((running_best - curve).max(axis=0).mean()),
+    }
+
+
+def paired_ci(diff: np.ndarray, rng: np.random.Generator, reps: int = 2000) -> dict[str, float]:
+    means = rng.choice(diff, (reps, len(diff)), replace=True).mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return {"diff": round(float(diff.mean()), 4), "lo": round(float(lo), 4),
+            "hi": round(float(hi), 4)}
+
+
+def summarise(results: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    table = {s: {m: np.array([r[m] for r in rows]) for m in METRICS} for s, rows in results.items()}
+    out: dict[str, Any] = {"mean": {s: {m: round(float(v.mean()), 4) for m, v in t.items()}
+                                    for s, t in table.items()}}
+    for base in ("uniform", "static"):
+        out[f"vs_{base}"] = {s: {m: paired_ci(table[s][m] - table[base][m], rng) for m in METRICS}
+                             for s in STRATEGIES if s != base}
+    return out
+
+
+def targets(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's targets, each with its CI and whether it was met."""
+    checks = []
+
+    def add(scenario: str, base: str, metric: str, want: str) -> None:
+        ci = summary[scenario][f"vs_{base}"]["adaptive"][metric]
+        ok = {"better": ci["lo"] > 0, "lower": ci["hi"] < 0, "not_worse": ci["hi"] >= 0}[want]
+        checks.append({"scenario": scenario, "vs": base, "metric": metric, "want": want,
+                       "ci": ci, "met": bool(ok)})
+
+    add("imbalance", "static", "macro", "better")
+    add("imbalance", "static", "worst", "better")
+    for scenario in ("conflict", "transfer"):
+        add(scenario, "uniform", "worst", "better")
+        add(scenario, "uniform", "forgetting", "lower")
+    for sc in SCENARIOS:
+        add(sc.name, "uniform", "macro", "not_worse")
+    return checks
+
+
+def scale_bench(domains: int = 500, groups: int = 256, group_size: int = 8,
+                reps: int = 300) -> dict[str, Any]:
+    """Median time of one decision (allocate) plus the observations of one batch of groups.
+
+    Two ways of observing are timed: ``observe_batch`` (one call per batch, the trainer's fast
+    path) and ``observe`` once per domain present in the batch (the plain API).
+    """
+    rng = np.random.default_rng(0)
+    rewards = (rng.random((reps, groups, group_size)) < 0.4).astype(float)
+    out: dict[str, Any] = {"domains": domains, "groups": groups, "group_size": group_size,
+                           "target_ms": 1.0}
+    for path in ("observe_batch", "observe"):
+        config = {"strategy": "adaptive", "domains": {
+            f"s{d:03d}": {"size": 1000, "reward_range": [0, 1]} for d in range(domains)}}
+        sched = rlhub.Scheduler.from_config(config)
+        nested = rewards.tolist() if path == "observe" else None
+        total, decide = [], []
+        for rep in range(reps):
+            t0 = time.perf_counter()
+            alloc = sched.allocate(groups)
+            t1 = time.perf_counter()
+            if path == "observe_batch":
+                sched.observe_batch(list(np.repeat(list(alloc), list(alloc.values()))), rewards[rep])
+            else:
+                start = 0
+                for name, count in alloc.items():
+                    sched.observe(name, nested[rep][start:start + count])
+                    start += count
+            if rep % 10 == 0:
+                sched.observe_eval("s000", 0.5, 200)
+            total.append(time.perf_counter() - t0)
+            decide.append(t1 - t0)
+        out[path] = {"median_ms": round(statistics.median(total) * 1e3, 3),
+                     "p90_ms": round(float(np.percentile(total, 90)) * 1e3, 3),
+                     "decision_median_ms": round(statistics.median(decide) * 1e3, 3),
+                     "met": statistics.median(total) <= 1e-3}
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="8 seeds instead of 30")
+    parser.add_argument("--seeds", type=int, default=None)
+    parser.add_argument("--scenario", action="append", help="run only these scenarios")
+    parser.add_argument("--params", type=json.loads, default={},
+                        help="JSON overrides of the adaptive strategy's parameters")
+    args = parser.parse_args(argv)
+    PARAMS.update(args.params)
+    seeds = args.seeds or (8 if args.quick else 30)
+    setup = Setup()
+    began = time.perf_counter()
+    report: dict[str, Any] = {"bench": "scheduler", "seeds": seeds, "setup": setup.__dict__,
+                              "adaptive_params": {**DEFAULT_PARAMS["adaptive"], **PARAMS},
+                              "strategies": list(STRATEGIES), "scenarios": {}}
+    chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
+    for sc in chosen:
+        results = {s: [run(sc, s, setup, seed) for seed in range(seeds)] for s in STRATEGIES}
+        report["scenarios"][sc.name] = summarise(results)
+        print(f"{sc.name}: {report['scenarios'][sc.name]['mean']}", file=sys.stderr)
+    if len(chosen) == len(SCENARIOS):
+        report["targets"] = targets(report["scenarios"])
+        report["targets_met"] = f"{sum(t['met'] for t in report['targets'])}/{len(report['targets'])}"
+    report["scale"] = scale_bench()
+    report["runtime_s"] = round(time.perf_counter() - began, 1)
+    print(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Serving commands: ``rlhub serve`` (reward and environment server) and ``rlhub export``.
+
+Heavy imports (FastAPI, uvicorn, Ray) happen inside the commands, so ``rlhub list`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rlhub.cli.common import emit_json, get_registry, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("export")(export)
+
+
+@handle_errors
+def serve(
+    mixture: Path = typer.Option(None, "--mixture", help="Mixture for /v1/sample and the "
+                                 "server's scheduler (fed by /v1/scheduler/observe)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    port: int = typer.Option(8000, "--port", help="TCP port."),
+    workers: int = typer.Option(None, "--workers", min=1, help="Verification threads, or Ray "
+                                "actors with --ray [4 x CPUs, at most 32]."),
+    ray: str = typer.Option(None, "--ray", help="Run verification on Ray actors: 'local' "
+                            "(private instance), 'auto', or a cluster address."),
+    ray_threads: int = typer.Option(8, "--ray-threads", min=1,
+                                    help="Concurrent calls per Ray actor."),
+    max_inflight: int = typer.Option(None, "--max-inflight", min=1, help="Requests admitted "
+                                     "at once; later ones wait (never rejected) [64 x workers]."),
+    strip_token: list[str] = typer.Option(None, "--strip-token", help="Trailing special token "
+                                          "removed from responses (repeatable; replaces the "
+                                          "default list)."),
+    episode_ttl: float = typer.Option(900.0, "--episode-ttl", help="Seconds an idle episode "
+                                      "lives."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
+    from rlhub.hub.server import ServerConfig, run
+
+    config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
+                          mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
+                          episode_ttl_s=episode_ttl, log_level=log_level)
+    if workers:
+        config.workers = workers
+    if strip_token:
+        config.strip_tokens = tuple(strip_token)
+    get_registry()  # honour the root --domains-file/--block options before the app builds
+    typer.echo(f"rlhub serve: http://{host}:{port}/get_reward ({config.workers} "
+               f"{'Ray actors' if ray else 'threads'})", err=True)
+    run(config)
+
+
+@handle_errors
+def export(
+    mixture: Path = typer.Option(..., "--mixture", help="Mixture YAML or JSON file."),
+    n: int = typer.Option(..., "-n", min=0, help="Rows to write, split exactly by weight."),
+    out: Path = typer.Option(..., "--out", help="JSONL file to write."),
+    split: str = typer.Option(None, "--split", help="Task split [the mixture's, usually train]."),
+    seed: int = typer.Option(None, "--seed", help="Task seed [the mixture's]."),
+    start: int = typer.Option(0, "--start", min=0, help="First task index of every domain."),
+    json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
+) -> None:
+    """Write an OpenRLHF prompt dataset (prompt, label, datasource, gold) from a mixture."""
+    from rlhub.hub.export import export_tasks, write_jsonl
+
+    tasks, counts = export_tasks(mixture, n, get_registry(), split=split, seed=seed, start=start)
+    written = write_jsonl(out, tasks)
+    if json_out:
+        emit_json({"out": str(out), "rows": written, "counts": counts})
+        return
+    typer.echo(f"wrote {written} rows to {out}", err=True)
+    for domain, k in counts.items():
+        typer.echo(f"{k:8d}  {domain}")

@@ -1,0 +1,99 @@
+"""``rlhub train CONFIG --backend openrlhf|local``: dispatch a training config to a trainer.
+
+The trainer comes from the ``rlhub_make_trainer(backend, config)`` hook: rlhub answers last for
+``openrlhf`` (:mod:`rlhub.hub.openrlhf_cmd`) and for ``local`` (the single-machine trainer), and any
+plugin can add or take over a backend. The hook receives the config file's mapping plus ``out``,
+``submit``, ``locked``, ``config_path`` and ``base_dir`` (the config's folder, against which
+relative paths in it resolve).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from rlhub.cli.common import emit_json, fail, get_registry, handle_errors
+
+BACKENDS = ("local", "openrlhf")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The training config at ``path`` as a mapping (YAML or JSON)."""
+    import yaml
+
+    try:
+        config = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        fail(f"training config {path}: expected a readable YAML file, found {exc}")
+    if not isinstance(config, dict):
+        fail(f"training config {path}: expected a mapping, found {type(config).__name__}")
+    return config
+
+
+def check_lock(config: dict[str, Any]) -> None:
+    """``--locked``: refuse to run unless the installed domains match the config's lock."""
+    try:
+        from rlhub.hub import lock  # type: ignore[attr-defined]
+    except ImportError:
+        fail("--locked: expected rlhub's lock support (`rlhub lock`, module rlhub.hub.lock), "
+             "found none in this install")
+    verify = getattr(lock, "verify_config", None)
+    if verify is None:
+        fail("--locked: rlhub.hub.lock has no verify_config(config); update rlhub")
+    verify(config)
+
+
+@handle_errors
+def train(
+    config_path: Path = typer.Argument(..., help="Training config (YAML)."),
+    backend: str = typer.Option(None, "--backend", help="Trainer backend: local (single "
+                                "machine) or openrlhf [the config's backend, else local]."),
+    submit: bool = typer.Option(False, "--submit", help="openrlhf: submit the Ray job instead of "
+                                "printing the command."),
+    out: Path = typer.Option(None, "--out", help="Run folder [the config's out]."),
+    locked: bool = typer.Option(False, "--locked", help="Refuse to run if the installed domains "
+                                "differ from the lock."),
+    json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
+) -> None:
+    """Train on a mixture with a trainer backend (see `--backend`)."""
+    config = read_config(config_path)
+    config.update(config_path=str(config_path.resolve()),
+                  base_dir=str(config_path.resolve().parent), submit=submit, locked=locked)
+    if out is not None:
+        config["out"] = str(out)
+    if locked:
+        check_lock(config)
+    backend = backend or str(config.get("backend", "local"))
+    trainer = get_registry().pm.hook.rlhub_make_trainer(backend=backend, config=config)
+    if trainer is None:
+        from rlhub.errors import did_you_mean
+
+        fail(did_you_mean(backend, BACKENDS, what="trainer backend", listing="rlhub train --help"))
+    result = trainer.run()
+    if json_out:
+        emit_json(result)
+        return
+    _print(result)
+
+
+def _print(result: dict[str, Any]) -> None:
+    if result.get("serve_command"):
+        import shlex
+
+        typer.echo("# 1. start the hub where the Ray workers can reach it:", err=True)
+        typer.echo(shlex.join(result["serve_command"]))
+    if result.get("shell"):
+        typer.echo("# 2. submit the OpenRLHF job:" if result.get("serve_command")
+                   else "# submit the OpenRLHF job:", err=True)
+        typer.echo(result["shell"])
+    for key in ("dataset", "eval_dataset", "returncode"):
+        if result.get(key) is not None:
+            typer.echo(f"{key}: {result[key]}", err=True)
+    if not result.get("shell"):
+        emit_json(result)

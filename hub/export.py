@@ -1,0 +1,102 @@
+"""``rlhub export``: a mixture as one OpenRLHF prompt dataset (JSONL) with exact proportions.
+
+Each row is::
+
+    {"prompt": ..., "label": "{\"domain\": ..., \"task\": {...}}", "datasource": DOMAIN,
+     "gold": REFERENCE_OR_NULL}
+
+for ``--data.input_key prompt --data.label_key label`` (add ``--data.apply_chat_template``).
+``label`` is a JSON *string* so that every row has the same column type (HF ``datasets`` refuses
+to align a str column with a dict one); ``rlhub serve`` and the agent module decode it.
+``datasource`` gives OpenRLHF's per-source eval metrics; ``gold`` is ignored by OpenRLHF.
+
+Domain ``d`` gets exactly ``n_d`` rows, the largest-remainder rounding of ``N × w_d`` with the
+mixture's starting weights ``w`` (ties go to the domain listed first), and each row appears once.
+One pre-mixed file avoids ``--data.prompt_probs``, whose ``interleave_datasets(...,
+"all_exhausted")`` oversamples small datasets with replacement. Prompts are all strings, or all
+chat message lists when any task has a chat prompt (one column type again). Rows are shuffled
+with the mixture's seed, so the file is the same on every run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rlhub.errors import SchedulerError
+from rlhub.task import Task
+
+
+def largest_remainder(n: int, weights: dict[str, float]) -> dict[str, int]:
+    """Integer counts summing to ``n``, each within one of ``n × w / sum(w)``."""
+    if n < 0:
+        raise SchedulerError(f"export: expected n >= 0, found {n}")
+    total = sum(weights.values())
+    if not weights or total <= 0 or not all(math.isfinite(w) and w >= 0 for w in weights.values()):
+        raise SchedulerError(f"export: expected non-negative weights with a positive sum, found "
+                             f"{weights}")
+    exact = {d: n * w / total for d, w in weights.items()}
+    counts = {d: math.floor(x) for d, x in exact.items()}
+    order = sorted(weights, key=lambda d: -(exact[d] - counts[d]))  # stable: config order on ties
+    for d in order[: n - sum(counts.values())]:
+        counts[d] += 1
+    return counts
+
+
+def label_of(task: Task) -> str:
+    """The label string of a task: ``{"domain": ..., "task": Task.to_dict()}`` as JSON."""
+    return json.dumps({"domain": task.domain, "task": task.to_dict()}, ensure_ascii=False,
+                      sort_keys=True)
+
+
+def as_messages(prompt: Any) -> list[dict[str, str]]:
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [{"role": str(m.get("role", "user")), "content": str(m.get("content", ""))}
+            for m in prompt]
+
+
+def rows(tasks: list[Task]) -> Iterator[dict[str, Any]]:
+    """OpenRLHF prompt rows for ``tasks`` (see the module docstring for the prompt type)."""
+    chat = any(not isinstance(t.prompt, str) for t in tasks)
+    for task in tasks:
+        yield {"prompt": as_messages(task.prompt) if chat else task.prompt,
+               "label": label_of(task), "datasource": task.domain, "gold": task.gold}
+
+
+def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, registry: Any,
+                 split: str | None = None, seed: int | None = None,
+                 start: int = 0) -> tuple[list[Task], dict[str, int]]:
+    """The tasks of an export and the per-domain counts (see the module docstring)."""
+    from rlhub.scheduler import Scheduler, load_mixture
+
+    config = load_mixture(mixture, registry)
+    weights = Scheduler.from_config(config, registry).weights()
+    counts = largest_remainder(n, weights)
+    split = split or config["split"]
+    seed = config["seed"] if seed is None else seed
+    tasks: list[Task] = []
+    for domain_id, k in counts.items():
+        if k:
+            tasks += registry.get(domain_id).sample(k, split=split, seed=seed, start=start)
+    random.Random(f"rlhub-export/{seed}/{split}/{n}").shuffle(tasks)
+    return tasks, counts
+
+
+def write_jsonl(path: str | os.PathLike[str], tasks: list[Task]) -> int:
+    """Write the rows atomically (a temp file renamed into place); returns the row count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    count = 0
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for row in rows(tasks):
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    os.replace(tmp, path)
+    return count

@@ -1,0 +1,158 @@
+"""``rlhub pull``: download a bundle, verify every hash, install it under ``$RLHUB_HOME/envs``.
+
+Nothing is used before it is verified: the bundle is downloaded into a scratch folder under
+``$RLHUB_HOME/tmp``, every file is checked against ``rlhub.lock`` (and the lock against the id the
+reference named, when the remote knows it), the data-only domain files are checked to read only
+datasets inside the bundle, and only then are the verified files moved, in one rename, to::
+
+    $RLHUB_HOME/envs/<name>/<tag, or the bundle id's first 16 hex digits>/
+
+where discovery (step 3, :func:`rlhub.plugins.domain_file_paths`) finds the YAML files under
+``domains/``: every later command sees the data-only domains. One revision of an environment is
+installed at a time (two would declare the same domain ids), so a pull replaces the others.
+
+A plugin wheel runs code, so it is installed (``pip install --no-deps``) only with
+``trust_remote_code``; otherwise the result says how to install it by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlhub.hub.bundle import Bundle, safe_relpath, verify_bundle
+from rlhub.hub.errors import HubError, IntegrityError
+from rlhub.hub.remote import BUNDLE_ID_RE, DEFAULT_REVISION, TAG_RE, Fetched, open_remote, parse_ref
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+INSTALL_RECORD = ".rlhub-pull.json"
+PIP_TIMEOUT_S = 600
+
+
+@dataclass
+class PullResult:
+    """What a pull installed, and what it left for the user to do."""
+
+    name: str
+    bundle: str
+    path: str
+    source: str
+    revision: str
+    resolved: str
+    domains: list[str]
+    registered: list[str]
+    wheels: list[dict[str, Any]] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def pull(ref: str, *, trust_remote_code: bool = False) -> PullResult:
+    """Download, verify and install the bundle ``ref`` names (``URL[@revision]``)."""
+    from rlhub.plugins import reset, rlhub_home
+
+    parsed = parse_ref(ref)
+    remote = open_remote(parsed.url)
+    home = rlhub_home()
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=home / "tmp", prefix="pull-") as scratch:
+        fetched = remote.fetch(parsed.revision, Path(scratch) / "download")
+        bundle = _verified(fetched, str(parsed.url))
+        target, replaced = _install(bundle, fetched, parsed.url, home, Path(scratch))
+    wheels = [_wheel(target, w, trust_remote_code) for w in bundle.lock.get("wheels", [])]
+    reset()  # the next registry() rediscovers, and sees the new domains
+    registered = [d for d, e in sorted(bundle.lock["domains"].items())
+                  if str(e.get("code") or "").startswith("domains/")
+                  or any(w["installed"] and w["path"] == e.get("code") for w in wheels)]
+    return PullResult(bundle.name, bundle.id, str(target), parsed.url, fetched.revision,
+                      fetched.resolved, sorted(bundle.lock["domains"]), registered, wheels,
+                      replaced)
+
+
+def _verified(fetched: Fetched, url: str) -> Bundle:
+    where = f"{url}@{fetched.revision}"
+    try:
+        bundle = verify_bundle(fetched.root, fetched.expected_id, where=where)
+        _check_domain_files(bundle)
+    except IntegrityError as exc:
+        raise IntegrityError(f"{exc}. The bundle was refused and nothing was installed.") from None
+    if not NAME_RE.match(bundle.name):
+        raise IntegrityError(f"bundle at {where}: expected a plain environment name, found "
+                             f"{bundle.name!r}; nothing was installed")
+    return bundle
+
+
+def _check_domain_files(bundle: Bundle) -> None:
+    """A pulled domain file may only read a dataset that the bundle holds (and so verified)."""
+    import yaml
+
+    files = set(bundle.lock["files"])
+    for rel in sorted(files):
+        if not (rel.startswith("domains/") and rel.endswith((".yaml", ".yml"))):
+            continue
+        if rel.count("/") != 1:
+            continue  # discovery reads domains/*.yaml only; deeper YAML files are plain data
+        raw = yaml.safe_load((bundle.root / rel).read_text())
+        dataset = raw.get("dataset", "") if isinstance(raw, dict) else ""
+        inside = "://" not in dataset and not dataset.startswith("/")
+        target = f"domains/{safe_relpath(dataset)}" if inside and dataset else None
+        if target not in files:
+            raise IntegrityError(f"bundle file {rel}: expected its dataset to be a file of the "
+                                 f"bundle under domains/, found {dataset!r}")
+
+
+def _install_dirname(revision: str, bundle_id: str) -> str:
+    """A tag names its folder; ``main``, a bundle id or a commit pins by the bundle id."""
+    moving = (revision == DEFAULT_REVISION or BUNDLE_ID_RE.match(revision)
+              or COMMIT_RE.match(revision) or not TAG_RE.match(revision))
+    return bundle_id[:16] if moving else revision
+
+
+def _install(bundle: Bundle, fetched: Fetched, url: str, home: Path,
+             scratch: Path) -> tuple[Path, list[str]]:
+    """Move the verified files to their final folder in one rename; drop other revisions."""
+    staged = scratch / "install"
+    for rel in bundle.paths():
+        (staged / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(bundle.root / rel, staged / rel)
+    record = {"source": url, "revision": fetched.revision, "resolved": fetched.resolved,
+              "bundle": bundle.id, "name": bundle.name}
+    (staged / INSTALL_RECORD).write_text(json.dumps(record, indent=2) + "\n")
+    env_dir = home / "envs" / bundle.name
+    target = env_dir / _install_dirname(fetched.revision, bundle.id)
+    env_dir.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        os.replace(target, scratch / "previous")
+    os.replace(staged, target)
+    replaced = [str(p) for p in sorted(env_dir.iterdir()) if p != target and p.is_dir()]
+    for path in replaced:
+        shutil.rmtree(path)
+    return target, replaced
+
+
+def _wheel(target: Path, wheel: dict[str, Any], trust: bool) -> dict[str, Any]:
+    path = target / safe_relpath(wheel["path"])
+    info = {**wheel, "file": str(path), "installed": False,
+            "install_command": f"{sys.executable} -m pip install --no-deps {path}"}
+    if not trust:
+        return info
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
+           "--disable-pip-version-check", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
+        raise HubError(f"pip install --no-deps {path.name} failed (exit {proc.returncode}):\n{tail}")
+    importlib.invalidate_caches()
+    info["installed"] = True
+    return info

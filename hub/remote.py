@@ -1,0 +1,201 @@
+"""Where bundles live: any fsspec URL (``file://``, ``s3://``, ``memory://``, ...) or the Hub.
+
+A reference is ``URL[@revision]``: ``file:///srv/envs/math@v1``, ``s3://bucket/envs/math``,
+``hf://org/math-env@v1`` (or just ``org/math-env@v1``). The revision is a tag, ``main`` (the
+default: the last push) or, on fsspec remotes, a bundle id. The Hugging Face Hub is served by
+:mod:`rlhub.hub.hf`; every other URL by :class:`FsspecRemote`, whose layout is::
+
+    <base>/bundles/<bundle id>/...   one folder per bundle, never modified once complete
+    <base>/refs/main                 the id of the last pushed bundle
+    <base>/refs/<tag>                a tag: set once, never moved to another bundle
+
+A push uploads the bundle's files with its ``rlhub.lock`` last, and only then writes the refs,
+each atomically (a local file is renamed into place; an object store's PUT is atomic), so an
+interrupted push never leaves a ref pointing at an incomplete bundle.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from rlhub.hub.bundle import Bundle, safe_relpath
+from rlhub.hub.errors import HubError, RevisionNotFound
+from rlhub.hub.lock import LOCK_FILE, parse_lock
+
+DEFAULT_REVISION = "main"
+TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+BUNDLE_ID_RE = re.compile(r"^[0-9a-f]{64}$")
+HF_REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A parsed reference: the remote's URL and the requested revision (None: ``main``)."""
+
+    url: str
+    revision: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.url}@{self.revision}" if self.revision else self.url
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A downloaded, not yet verified bundle folder, and what the reference resolved to."""
+
+    root: Path
+    expected_id: str | None  # the bundle id the ref named, when the remote knows it
+    resolved: str  # a bundle id (fsspec) or a commit sha (Hub)
+    revision: str
+
+
+class Remote(Protocol):
+    """A place bundles are pushed to and pulled from."""
+
+    url: str
+
+    def push(self, bundle: Bundle, revision: str | None) -> dict[str, Any]: ...
+
+    def fetch(self, revision: str | None, dest: Path) -> Fetched: ...
+
+
+def parse_ref(text: str) -> Ref:
+    """Split ``URL[@revision]``; a bare ``org/name`` that is not a local path means the Hub."""
+    url, revision = text, None
+    head, sep, tail = text.rpartition("@")
+    if sep and head and tail and "/" not in tail:
+        url, revision = head, tail
+    if "://" not in url:
+        local = Path(url)
+        url = f"hf://{url}" if HF_REPO_RE.match(url) and not local.exists() else local.resolve().as_uri()
+    return Ref(url.rstrip("/"), revision)
+
+
+def check_tag(tag: str) -> str:
+    """Refuse tag names that are not plain names, or that could be read as a bundle id."""
+    if not TAG_RE.match(tag) or BUNDLE_ID_RE.match(tag):
+        raise HubError(f"revision {tag!r}: expected a tag name of letters, digits, '.', '_' and "
+                       "'-' (at most 128, not a 64-character hex bundle id)")
+    return tag
+
+
+def open_remote(url: str) -> Remote:
+    """The remote serving ``url``."""
+    if url.startswith("hf://"):
+        from rlhub.hub.hf import HfRemote
+
+        return HfRemote(url.removeprefix("hf://"))
+    return FsspecRemote(url)
+
+
+class FsspecRemote:
+    """Bundles under an fsspec base URL, in the layout of the module docstring."""
+
+    def __init__(self, url: str):
+        import fsspec
+
+        self.url = url.rstrip("/")
+        try:
+            self.fs, self.base = fsspec.core.url_to_fs(self.url, skip_instance_cache=True)
+        except (ImportError, ValueError) as exc:
+            raise HubError(f"{self.url}: expected a URL fsspec can open, found {exc}") from exc
+        self.base = self.base.rstrip("/")
+
+    def _path(self, *parts: str) -> str:
+        return "/".join([self.base, *parts])
+
+    # -- refs ----------------------------------------------------------------------------
+
+    def refs(self) -> dict[str, str]:
+        """Every ref name and the bundle id it points at."""
+        try:
+            names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path("refs"), detail=False)]
+        except FileNotFoundError:
+            return {}
+        return {n: v for n in sorted(names) if TAG_RE.match(n) and (v := self.read_ref(n))}
+
+    def read_ref(self, name: str) -> str | None:
+        try:
+            value = self.fs.cat_file(self._path("refs", name)).decode().strip()
+        except FileNotFoundError:
+            return None
+        return value if BUNDLE_ID_RE.match(value) else None
+
+    def _write_ref(self, name: str, bundle_id: str) -> None:
+        path, data = self._path("refs", name), (bundle_id + "\n").encode()
+        if _is_local(self.fs):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        else:
+            self.fs.pipe_file(path, data)
+
+    # -- push ----------------------------------------------------------------------------
+
+    def push(self, bundle: Bundle, revision: str | None) -> dict[str, Any]:
+        """Upload ``bundle`` (unless already there), then move ``main`` and set the tag."""
+        if revision is not None:
+            existing = self.read_ref(check_tag(revision))
+            if existing not in (None, bundle.id):
+                raise HubError(f"{self.url}: tag {revision!r} already points at bundle {existing}; "
+                               f"tags never move, so push bundle {bundle.id} under a new tag")
+        uploaded = not self.fs.exists(self._path("bundles", bundle.id, LOCK_FILE))
+        if uploaded:
+            self._upload(bundle)
+        self._write_ref(DEFAULT_REVISION, bundle.id)
+        if revision is not None:
+            self._write_ref(revision, bundle.id)
+        return {"url": self.url, "bundle": bundle.id, "revision": revision or DEFAULT_REVISION,
+                "uploaded": uploaded}
+
+    def _upload(self, bundle: Bundle) -> None:
+        for rel in bundle.paths():  # the lock comes last: its presence marks a complete upload
+            target = self._path("bundles", bundle.id, rel)
+            if _is_local(self.fs):
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+            self.fs.put_file(str(bundle.root / rel), target)
+
+    # -- fetch ---------------------------------------------------------------------------
+
+    def fetch(self, revision: str | None, dest: Path) -> Fetched:
+        """Download the files the bundle's lock lists into ``dest`` (verification is separate)."""
+        rev = revision or DEFAULT_REVISION
+        bundle_id = rev if BUNDLE_ID_RE.match(rev) else self.read_ref(rev)
+        if bundle_id is None:
+            raise RevisionNotFound(self._not_found(rev))
+        src = self._path("bundles", bundle_id)
+        try:
+            lock_bytes = self.fs.cat_file(f"{src}/{LOCK_FILE}")
+        except FileNotFoundError:
+            raise RevisionNotFound(f"{self.url}@{rev}: expected the bundle {bundle_id} at "
+                                   f"{src}, found no {LOCK_FILE} there") from None
+        lock = parse_lock(lock_bytes.decode(), f"{LOCK_FILE} of {self.url}@{rev}")
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / LOCK_FILE).write_bytes(lock_bytes)
+        for rel in sorted(lock.get("files", {})):
+            local = dest / safe_relpath(rel)
+            local.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.fs.get_file(f"{src}/{rel}", str(local))
+            except FileNotFoundError:
+                continue  # reported, with every other problem, by verify_bundle
+        return Fetched(dest, bundle_id, bundle_id, rev)
+
+    def _not_found(self, rev: str) -> str:
+        refs = self.refs()
+        known = ", ".join(sorted(refs)) if refs else "none (nothing was pushed here)"
+        return (f"revision {rev!r} not found at {self.url}: expected a tag, 'main' or a bundle "
+                f"id; the refs there are {known}")
+
+
+def _is_local(fs: Any) -> bool:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)

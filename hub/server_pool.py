@@ -1,0 +1,296 @@
+"""Where the server's verification and episodes run: a thread pool, or Ray actors.
+
+Verification never runs on the server's event loop. Two pools implement one small async API
+(:class:`Pool`):
+
+* :class:`ThreadPool` (default): ``--workers N`` threads in the server process. Code domains spend
+  their time waiting on the sandbox's worker processes (the GIL is released), so threads scale
+  them; pure-Python verifiers share the GIL with the HTTP loop.
+* :class:`RayPool` (``--ray ADDRESS``): ``--workers N`` :class:`VerifierActor` s spread over a Ray
+  cluster, each a threaded actor holding its own registry and, through the domains' default
+  ``local`` sandbox backend, its own warm sandbox pool on its node. Verification goes to the actor
+  with the fewest calls in flight; an episode stays on the actor that started it.
+
+Both run the same synchronous functions (:func:`verify_task`, :class:`EpisodeRunner`), so a domain
+behaves identically in either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from rlhub.rollout import Turn, apply_step, final_reward
+from rlhub.task import Task
+
+
+def verify_task(registry: Any, domain_id: str, task: dict[str, Any], completion: str
+                ) -> dict[str, Any]:
+    """Verify one completion: ``{"score": Score dict, "verify_ms": float}``.
+
+    Raises only when the domain cannot be found or built (``DomainNotFound``, ``PluginError``);
+    ``Domain.verify`` itself never raises.
+    """
+    domain = registry.get(domain_id)
+    started = time.perf_counter()
+    score = domain.verify(Task.from_dict(task), completion)
+    verify_ms = (time.perf_counter() - started) * 1e3
+    return {"score": jsonable(score.to_dict()), "verify_ms": verify_ms}
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` made JSON-safe (sandbox results may hold bytes or other objects)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+class EpisodeRunner:
+    """One multi-turn episode with gym-style accounting.
+
+    Each :meth:`step` returns ``reward`` = the change of the trajectory's return, where the return
+    follows :mod:`rlhub.rollout` exactly (the last attempt's reward, discounted by
+    ``repair_discount ** k`` after ``k`` failed attempts; tool-call turns are not attempts). The
+    rewards of all steps therefore sum to the trajectory reward at every point, which is what
+    OpenRLHF's multi-turn executor needs (it sums step rewards) even when it cuts an episode short.
+    """
+
+    def __init__(self, domain: Any, task: Task):
+        self.domain = domain
+        self.task = task
+        self.episode = domain.start(task)
+        self.turns: list[Turn] = []
+        self.returned = 0.0
+        self.done = False
+        lo, hi = domain.manifest.reward_range
+        self.lo, self.hi = lo, hi
+        self.discount = domain.manifest.repair_discount
+        self.max_turns = max(1, domain.manifest.max_turns)
+
+    def step(self, completion: str) -> dict[str, Any]:
+        """Score one completion; see the class docstring for ``reward``."""
+        if self.done:
+            raise RuntimeError("the episode is done; start a new one")
+        turn = Turn(len(self.turns), [], completion)
+        started = time.perf_counter()
+        try:
+            result = self.episode.step(completion)
+        except Exception as exc:  # noqa: BLE001 - an episode crash ends that episode, as data
+            return self._crashed(turn, f"step() raised {type(exc).__name__}: {exc}", started)
+        verify_ms = (time.perf_counter() - started) * 1e3
+        apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
+        self.turns.append(turn)
+        self.done = bool(result.done) or result.observation is None \
+            or len(self.turns) >= self.max_turns
+        return self._answer(turn, result.observation, result.score.to_dict(), verify_ms)
+
+    def _crashed(self, turn: Turn, error: str, started: float) -> dict[str, Any]:
+        turn.status, turn.error, turn.reward = "env_error", error, self.lo
+        self.turns.append(turn)
+        self.done = True
+        score = {"reward": self.lo, "components": {}, "passed": False, "feedback": "",
+                 "error": error, "exec": None}
+        return self._answer(turn, None, score, (time.perf_counter() - started) * 1e3,
+                            value=self.lo)
+
+    def _answer(self, turn: Turn, observation: str | None, score: dict[str, Any],
+                verify_ms: float, value: float | None = None) -> dict[str, Any]:
+        if value is None:
+            value, _, _ = final_reward(self.turns, self.lo, self.discount)
+        reward, self.returned = value - self.returned, value
+        attempts = sum(1 for t in self.turns if t.attempt)
+        info = {"return": value, "passed": turn.passed and turn.attempt, "turn": len(self.turns),
+                "attempt": turn.attempt, "attempts": attempts,
+                "repair_turns": max(0, attempts - 1), "verify_ms": verify_ms,
+                "error": turn.error, "score": jsonable(score),
+                "reward_range": [self.lo, self.hi]}
+        return {"observation": None if self.done else observation, "reward": reward,
+                "done": self.done, "info": info}
+
+
+def start_episode(registry: Any, domain_id: str, task: dict[str, Any]) -> EpisodeRunner:
+    return EpisodeRunner(registry.get(domain_id), Task.from_dict(task))
+
+
+class Pool(Protocol):
+    """The server's view of a verification pool; ``ref`` is whatever :meth:`start` returned."""
+
+    kind: str
+    size: int
+
+    async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]: ...
+    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> Any: ...
+    async def step(self, ref: Any, completion: str) -> dict[str, Any]: ...
+    async def drop(self, ref: Any) -> None: ...
+    def info(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+class ThreadPool:
+    """Verification and episodes on ``workers`` threads of the server process."""
+
+    kind = "thread"
+
+    def __init__(self, registry: Any, workers: int):
+        self.registry = registry
+        self.size = max(1, workers)
+        self.executor = ThreadPoolExecutor(self.size, thread_name_prefix="rlhub-verify")
+
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
+        return await self._call(verify_task, self.registry, domain, task, completion)
+
+    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> EpisodeRunner:
+        return await self._call(start_episode, self.registry, domain, task)
+
+    async def step(self, ref: EpisodeRunner, completion: str) -> dict[str, Any]:
+        return await self._call(ref.step, completion)
+
+    async def drop(self, ref: EpisodeRunner) -> None:
+        return None
+
+    def info(self) -> dict[str, Any]:
+        return {"kind": self.kind, "workers": self.size}
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+class VerifierActor:
+    """A Ray actor holding a registry and the episodes started on it (decorated lazily)."""
+
+    MAX_EPISODES = 100_000
+
+    def __init__(self) -> None:
+        from rlhub.plugins import registry
+
+        self.registry = registry()
+        self.episodes: OrderedDict[str, EpisodeRunner] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
+        return verify_task(self.registry, domain, task, completion)
+
+    def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> str:
+        runner = start_episode(self.registry, domain, task)
+        with self.lock:
+            self.episodes[episode_id] = runner
+            while len(self.episodes) > self.MAX_EPISODES:  # the server expires them first
+                self.episodes.popitem(last=False)
+        return episode_id
+
+    def step(self, episode_id: str, completion: str) -> dict[str, Any]:
+        with self.lock:
+            runner = self.episodes.get(episode_id)
+        if runner is None:
+            raise KeyError(f"episode {episode_id!r} is not held by this actor")
+        return runner.step(completion)
+
+    def drop(self, episode_id: str) -> None:
+        with self.lock:
+            self.episodes.pop(episode_id, None)
+
+    def info(self) -> dict[str, Any]:
+        import ray
+
+        return {"node": ray.get_runtime_context().get_node_id(), "pid": os.getpid(),
+                "domains": len(self.registry.ids())}
+
+
+RLHUB_ENV_VARS = ("RLHUB_PLUGINS", "RLHUB_DOMAINS_PATH", "RLHUB_BLOCK_PLUGINS", "RLHUB_HOME",
+                  "RLHUB_DISABLE_AUTOLOAD", "RLHUB_SANDBOX")
+
+
+class RayPool:
+    """Verification on ``workers`` :class:`VerifierActor` s (see the module docstring).
+
+    ``address``: ``"local"`` starts a private Ray instance (own temp dir, no dashboard) that
+    :meth:`close` shuts down; anything else (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``)
+    joins that cluster. Each actor runs ``threads`` calls at once.
+    """
+
+    kind = "ray"
+
+    def __init__(self, address: str, workers: int, threads: int = 8, num_cpus: float = 1.0):
+        import ray
+
+        self.temp_dir: str | None = None
+        self.owns_ray = not ray.is_initialized()
+        if self.owns_ray:
+            self._init_ray(ray, address)
+        env = {k: os.environ[k] for k in RLHUB_ENV_VARS if k in os.environ}
+        cls = ray.remote(max_concurrency=max(1, threads))(VerifierActor)
+        self.size = max(1, workers)
+        self.actors = [cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD",
+                                   runtime_env={"env_vars": env}).remote()
+                       for _ in range(self.size)]
+        self.inflight = [0] * self.size
+        self.threads = threads
+        self.actor_info = ray.get([a.info.remote() for a in self.actors])  # wait until up
+
+    def _init_ray(self, ray: Any, address: str) -> None:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        if address == "local":
+            self.temp_dir = tempfile.mkdtemp(prefix="rlserve-ray-", dir="/tmp")
+            ray.init(include_dashboard=False, _temp_dir=self.temp_dir, log_to_driver=False,
+                     configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+
+    async def _on(self, index: int, method: str, *args: Any) -> Any:
+        self.inflight[index] += 1
+        try:
+            return await getattr(self.actors[index], method).remote(*args)
+        finally:
+            self.inflight[index] -= 1
+
+    def _least_loaded(self) -> int:
+        return min(range(self.size), key=self.inflight.__getitem__)
+
+    async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
+        return await self._on(self._least_loaded(), "verify", domain, task, completion)
+
+    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> tuple[int, str]:
+        index = self._least_loaded()
+        return index, await self._on(index, "start", episode_id, domain, task)
+
+    async def step(self, ref: tuple[int, str], completion: str) -> dict[str, Any]:
+        return await self._on(ref[0], "step", ref[1], completion)
+
+    async def drop(self, ref: tuple[int, str]) -> None:
+        await self._on(ref[0], "drop", ref[1])
+
+    def info(self) -> dict[str, Any]:
+        nodes = sorted({a["node"] for a in self.actor_info})
+        return {"kind": self.kind, "workers": self.size, "threads_per_worker": self.threads,
+                "nodes": len(nodes), "actor_pids": [a["pid"] for a in self.actor_info]}
+
+    def close(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            for actor in self.actors:
+                try:
+                    ray.kill(actor)
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+            if self.owns_ray:
+                ray.shutdown()
+        if self.temp_dir:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def make_pool(registry: Any, workers: int, ray_address: str | None = None,
+              threads: int = 8) -> Pool:
+    """The pool for ``rlhub serve``'s options: Ray actors with ``--ray``, else threads."""
+    if ray_address:
+        return RayPool(ray_address, workers, threads)
+    return ThreadPool(registry, workers)

@@ -1,0 +1,101 @@
+"""Run ``rlhub serve`` as a child process on a free loopback port (tests, benchmarks, ``train``).
+
+::
+
+    with ServerProcess(["--workers", "4"]) as server:
+        httpx.post(server.url + "/get_reward", json=...)
+
+The child is started with the same interpreter (``python -m rlhub serve``), waited for until
+``/health`` answers, and stopped with SIGTERM (then SIGKILL) on exit; its stderr is kept in a file
+and quoted when it fails to start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+from rlhub.errors import TrainerError
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free on ``host`` a moment ago."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """A ``rlhub serve`` child process; see the module docstring."""
+
+    def __init__(self, args: list[str] | None = None, *, host: str = "127.0.0.1",
+                 port: int | None = None, env: dict[str, str] | None = None,
+                 start_timeout_s: float = 120.0):
+        self.host = host
+        self.port = port or free_port(host)
+        self.args = list(args or [])
+        self.env = {**os.environ, **(env or {})}
+        self.start_timeout_s = start_timeout_s
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="rlhub-serve-", suffix=".log", delete=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> ServerProcess:
+        cmd = [sys.executable, "-m", "rlhub", "serve", "--host", self.host,
+               "--port", str(self.port), *self.args]
+        self.proc = subprocess.Popen(cmd, env=self.env, stdout=self.log, stderr=self.log,
+                                     start_new_session=True)
+        self._wait_healthy()
+        return self
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise TrainerError(f"rlhub serve exited with status {self.proc.returncode} "
+                                   f"before answering /health:\n{self.output()[-4000:]}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.1)
+        self.stop()
+        raise TrainerError(f"rlhub serve did not answer {self.url}/health within "
+                           f"{self.start_timeout_s:g} s:\n{self.output()[-4000:]}")
+
+    def output(self) -> str:
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout_s)
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+        self.log.close()
+        Path(self.log.name).unlink(missing_ok=True)

@@ -1,0 +1,179 @@
+"""OpenRLHF's remote reward protocol, as 0.11.2 sends it, and the hub's fixed answer schema.
+
+OpenRLHF posts one sample per request on a fresh connection::
+
+    {"query": [prompt + response], "prompts": [prompt], "labels": [label]}
+
+``query`` is ``tokenizer.decode(prompt_ids + response_ids, skip_special_tokens=False)``. The
+response is recovered by removing ``prompts[i]`` as an exact prefix of ``query[i]``; nothing else
+is ever guessed. When the prompt is not a prefix (OpenRLHF left-truncates prompts that do not fit
+``--data.max_len``, and the decoded truncated prompt is no longer the original string) the sample
+is *not* verified: it gets the domain's minimum reward with ``prompt_mismatch = 1`` and
+``error = 1``, so the problem shows in the logs instead of as a silently wrong reward. Trailing
+end-of-turn tokens (``<|im_end|>``, ``</s>``, ...) are then stripped from the response.
+
+A label is a JSON string (what ``rlhub export`` writes) or an object: ``{"domain": ID, "task":
+{...}}`` with the task as :meth:`rlhub.Task.to_dict` gives it.
+
+The answer always carries ``rewards`` and ``scores`` of ``len(query)`` floats and ``extra_logs``
+with exactly the keys of :data:`LOG_KEYS`, one float per sample, for every domain (OpenRLHF's
+replay buffer raises when samples of one micro-batch carry different keys or non-numbers).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlhub.task import Task
+
+#: Trailing special tokens removed from a response before verification (``--strip-token``).
+DEFAULT_STRIP_TOKENS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|end|>",
+                        "<end_of_turn>", "<|end_of_text|>", "<eos>")
+
+#: The ``extra_logs`` keys of every answer, in order, each a float per sample:
+#:
+#: - ``passed``: 1 when the verifier accepted the completion;
+#: - ``format_ok``: the domain's ``format`` (or ``valid_json``/``valid``) component when it declares
+#:   one, else equal to ``passed``;
+#: - ``repair_turns``: failed attempts before the last one (always 0 for single-turn rewards);
+#: - ``verify_ms``: verification wall time in milliseconds;
+#: - ``error``: 1 when the label was malformed, the prompt did not match, or verification failed;
+#: - ``prompt_mismatch``: 1 when ``prompts[i]`` was not a prefix of ``query[i]``.
+LOG_KEYS = ("passed", "format_ok", "repair_turns", "verify_ms", "error", "prompt_mismatch")
+FORMAT_COMPONENTS = ("format", "valid_json", "valid")
+
+
+class LabelError(ValueError):
+    """A label that does not carry a domain id and a task."""
+
+
+@dataclass
+class Sample:
+    """One reward request item, decoded: where it goes and what to verify."""
+
+    domain: str | None
+    task: Task | None
+    response: str
+    problem: str | None = None
+    prompt_mismatch: bool = False
+
+
+@dataclass
+class Outcome:
+    """The verdict on one sample, ready to be placed into the answer."""
+
+    reward: float
+    score: float
+    logs: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    @classmethod
+    def failure(cls, reward: float, error: str, *, prompt_mismatch: bool = False) -> Outcome:
+        logs = dict.fromkeys(LOG_KEYS, 0.0)
+        logs["error"] = 1.0
+        logs["prompt_mismatch"] = float(prompt_mismatch)
+        return cls(reward, 0.0, logs, error)
+
+
+def parse_label(label: Any) -> tuple[str, Task]:
+    """``(domain id, task)`` from a label (JSON string or dict); raise :class:`LabelError`."""
+    if isinstance(label, str):
+        try:
+            label = json.loads(label)
+        except ValueError as exc:
+            raise LabelError(f"label: expected a JSON object string, found invalid JSON ({exc})") \
+                from None
+    if not isinstance(label, dict):
+        raise LabelError(f"label: expected an object with 'domain' and 'task', found "
+                         f"{type(label).__name__}")
+    task_data = label.get("task")
+    if not isinstance(task_data, dict):
+        raise LabelError("label: expected 'task' to be an object (Task.to_dict()), found "
+                         f"{type(task_data).__name__}")
+    try:
+        task = Task.from_dict(task_data)
+    except (TypeError, ValueError) as exc:
+        raise LabelError(f"label: {exc}") from None
+    domain = label.get("domain", task.domain)
+    if domain != task.domain:
+        raise LabelError(f"label: 'domain' is {domain!r} but the task belongs to {task.domain!r}")
+    return str(domain), task
+
+
+def split_query(query: str, prompt: str) -> str | None:
+    """The response part of ``query``, or None when ``prompt`` is not its exact prefix."""
+    return query[len(prompt):] if query.startswith(prompt) else None
+
+
+def strip_trailing_tokens(text: str, tokens: tuple[str, ...] = DEFAULT_STRIP_TOKENS) -> str:
+    """``text`` without trailing special tokens (any number, in any order) and whitespace."""
+    changed = True
+    while changed:
+        changed = False
+        stripped = text.rstrip()
+        for token in tokens:
+            if token and stripped.endswith(token):
+                text, changed = stripped[: -len(token)], True
+    return text
+
+
+def decode_sample(query: Any, prompt: Any, label: Any,
+                  strip_tokens: tuple[str, ...] = DEFAULT_STRIP_TOKENS) -> Sample:
+    """Turn one ``(query, prompt, label)`` triple into a :class:`Sample` (never raises)."""
+    try:
+        domain, task = parse_label(label)
+    except LabelError as exc:
+        return Sample(None, None, "", str(exc))
+    if not isinstance(query, str) or not isinstance(prompt, str):
+        return Sample(domain, task, "", "expected 'query' and 'prompts' items to be strings, "
+                      f"found {type(query).__name__} and {type(prompt).__name__}")
+    response = split_query(query, prompt)
+    if response is None:
+        return Sample(domain, task, "", "the prompt is not a prefix of the query (left-truncated "
+                      "by OpenRLHF, or a different tokenizer); not verified", prompt_mismatch=True)
+    return Sample(domain, task, strip_trailing_tokens(response, strip_tokens))
+
+
+def batch_items(body: Any) -> tuple[list[Any], list[Any], list[Any]]:
+    """The ``query``, ``prompts`` and ``labels`` lists of a request body, aligned by index.
+
+    Missing ``prompts`` count as empty prompts (the whole query is the response); missing labels
+    become ``None`` (and so a label error for that sample). A body that is not an object, or whose
+    ``query`` is not a list, raises :class:`LabelError`.
+    """
+    if not isinstance(body, dict):
+        raise LabelError(f"body: expected a JSON object, found {type(body).__name__}")
+    queries = body.get("query", body.get("queries", []))
+    if not isinstance(queries, list):
+        raise LabelError(f"body: expected 'query' to be a list, found {type(queries).__name__}")
+    prompts = body.get("prompts") or [""] * len(queries)
+    labels = body.get("labels") or [None] * len(queries)
+    if not isinstance(prompts, list) or not isinstance(labels, list):
+        raise LabelError("body: expected 'prompts' and 'labels' to be lists")
+    pad = len(queries)
+    return queries, (prompts + [""] * pad)[:pad], (labels + [None] * pad)[:pad]
+
+
+def outcome_from_score(score: dict[str, Any], reward_range: tuple[float, float],
+                       verify_ms: float) -> Outcome:
+    """An :class:`Outcome` from a score dict (``Score.to_dict()``) of a domain with that range."""
+    lo, hi = reward_range
+    reward = float(score["reward"])
+    passed = bool(score.get("passed"))
+    components = score.get("components") or {}
+    fmt = next((components[k] for k in FORMAT_COMPONENTS if k in components), float(passed))
+    logs = {"passed": float(passed), "format_ok": float(fmt), "repair_turns": 0.0,
+            "verify_ms": float(verify_ms), "error": float(score.get("error") is not None),
+            "prompt_mismatch": 0.0}
+    return Outcome(reward, (reward - lo) / (hi - lo), logs, score.get("error"))
+
+
+def answer(outcomes: list[Outcome]) -> dict[str, Any]:
+    """The JSON answer: ``rewards``, ``scores`` (reward rescaled to [0, 1]), ``extra_logs``."""
+    return {
+        "rewards": [o.reward for o in outcomes],
+        "scores": [o.score for o in outcomes],
+        "extra_logs": {key: [o.logs[key] for o in outcomes] for key in LOG_KEYS},
+    }

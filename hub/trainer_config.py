@@ -1,0 +1,158 @@
+"""The local trainer's config: a mixture file with a ``train:`` section.
+
+The top level is an ordinary mixture (what ``rlhub eval --mixture`` reads); ``train`` holds
+everything the trainer adds, and ``train.scheduler`` overrides the mixture's ``strategy`` and
+``params`` for training (the mixture's static weights become the adaptive scheduler's prior)::
+
+    strategy: static
+    domains: {math/tiny-succ-v1: 1.0, math/tiny-count-v1: 1.0}
+    train:
+      scheduler: {strategy: adaptive, params: {floor: 0.3}}
+      warmup: {seconds: 45}
+      grpo: {seconds: 180, lr: 1.0e-5}
+
+Unknown keys are errors naming the section and the keys it accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlhub.errors import TrainerError
+
+
+@dataclass
+class Warmup:
+    """Supervised warm-up on gold completions (train split)."""
+
+    seconds: float = 45.0
+    lr: float = 1e-3
+    batch_size: int = 64
+
+
+@dataclass
+class Grpo:
+    """TRL GRPO settings; the research note's CPU settings are the defaults."""
+
+    seconds: float = 180.0
+    max_steps: int = 1_000_000
+    lr: float = 1e-5
+    prompts_per_step: int = 8
+    generations: int = 8
+    max_completion_tokens: int = 20
+    temperature: float = 1.0
+    max_refill_frac: float = 0.5
+    log_every: int = 10
+    store_every: int = 25
+
+
+@dataclass
+class HeldOut:
+    """Held-out scoring: sampled reward at ``temperature`` over test-split items."""
+
+    items: int = 128
+    samples: int = 16
+    seed: int = 0
+    every_s: float = 60.0
+    inrun_items: int = 32
+    inrun_samples: int = 4
+    greedy: bool = True
+
+
+@dataclass
+class TemperatureControls:
+    """Bounds and rule of :class:`~rlhub.hub.trainer_controls.TemperatureControl`."""
+
+    max: float = 1.5
+    step: float = 0.1
+    window: int = 32
+    collapse_frac: float = 0.9
+    release_frac: float = 0.5
+    cooldown_steps: int = 10
+
+
+@dataclass
+class LearningRateControls:
+    """Rule of :class:`~rlhub.hub.trainer_controls.LearningRateControl` and its shift test."""
+
+    factor: float = 0.5
+    min: float = 1e-7
+    cooldown_steps: int = 20
+    window: int = 64
+    alpha: float = 0.01
+
+
+@dataclass
+class Controls:
+    temperature: TemperatureControls = field(default_factory=TemperatureControls)
+    learning_rate: LearningRateControls = field(default_factory=LearningRateControls)
+
+
+@dataclass
+class TrainConfig:
+    """The whole ``train:`` section (see the module docstring)."""
+
+    seed: int = 0
+    threads: int = 1
+    policy_seed: int = 0
+    scheduler: dict[str, Any] = field(default_factory=lambda: {"strategy": "adaptive"})
+    warmup: Warmup = field(default_factory=Warmup)
+    grpo: Grpo = field(default_factory=Grpo)
+    heldout: HeldOut = field(default_factory=HeldOut)
+    controls: Controls = field(default_factory=Controls)
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if data is None:
+        return cls()
+    if not isinstance(data, dict):
+        raise TrainerError(f"{where}: expected a mapping, found {type(data).__name__} {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        hints = [k + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(
+            k, fields, n=1)) else "") for k in unknown]
+        raise TrainerError(f"{where}: expected only the keys {', '.join(sorted(fields))}, "
+                           f"found unknown {', '.join(hints)}")
+    values = {}
+    for name, value in data.items():
+        kind = fields[name].type
+        nested = globals().get(kind) if isinstance(kind, str) else None
+        values[name] = (_build(nested, value, f"{where}.{name}")
+                        if dataclasses.is_dataclass(nested) else value)
+    return cls(**values)
+
+
+def load_train_config(source: str | os.PathLike[str] | dict[str, Any]
+                      ) -> tuple[dict[str, Any], TrainConfig]:
+    """``(mixture for the scheduler, train config)`` from a config file or dict."""
+    raw = _read(source)
+    train = _build(TrainConfig, raw.pop("train", None), "train")
+    mixture = {**raw, **copy.deepcopy(train.scheduler)}
+    if mixture.get("strategy", "adaptive") in ("static", "uniform"):
+        mixture.pop("params", None)
+    return mixture, train
+
+
+def _read(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(source, dict):
+        return copy.deepcopy(source)
+    import yaml
+
+    path = Path(source)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise TrainerError(f"training config {path}: expected a readable YAML file: {exc}"
+                           ) from exc
+    if not isinstance(data, dict) or "domains" not in data:
+        raise TrainerError(f"training config {path}: expected a mixture mapping with "
+                           f"'domains' (and an optional 'train' section), found "
+                           f"{type(data).__name__}")
+    return data

@@ -1,0 +1,125 @@
+"""Tiny domains: prompts of a few characters that the built-in character model learns on a CPU.
+
+They exist for the embedded training demo (``rlhub train examples/demo.yaml``): each answer is a
+short procedure of the prompt (copy, reverse, count, carry), so a small model that learns the
+procedure generalises to problems it never saw, and held-out scores mean something.
+
+=====================  ======================  ====================  ==========================
+domain                 prompt                  gold completion       verifier
+=====================  ======================  ====================  ==========================
+math/tiny-succ-v1      ``357+1=``              ``358``               exact, whole completion
+math/tiny-reverse-v1   ``rev 3821``            ``1283``              exact, whole completion
+math/tiny-count-v1     ``count 7 in 27371``    ``2``                 exact, whole completion
+math/tiny-lambda-v1    ``f(x)=3x-2``           ``f=lambda x:3*x-2``  python-tests in the sandbox
+=====================  ======================  ====================  ==========================
+
+Train and test are disjoint: a problem's identity (its prompt) is hashed into exactly one split,
+one problem in ``TEST_SHARE`` belonging to test, as in :mod:`rlhub_math.domain`. The lambda domain
+runs the candidate against hidden tests in the sandbox (the candidate is code); completions that
+are not valid Python fail before any sandbox job is started.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+from collections.abc import Callable
+from typing import Any
+
+from rlhub import Domain, Manifest, Task, Verdict
+
+TEST_SHARE = 8
+MAX_DRAWS = 400
+XS = (-3, 0, 2, 7)
+
+Problem = tuple[str, str]  # (prompt, answer)
+
+
+def split_of(identity: str) -> str:
+    """The split a problem belongs to: the rule of :func:`rlhub_math.domain.split_of`."""
+    bucket = int.from_bytes(hashlib.sha256(identity.encode()).digest()[:8], "big") % TEST_SHARE
+    return "test" if bucket == 0 else "train"
+
+
+def succ(rng: random.Random) -> Problem:
+    """``n+1=`` for n in 0..999 (carries included)."""
+    n = rng.randrange(1000)
+    return f"{n}+1=", str(n + 1)
+
+
+def reverse(rng: random.Random) -> Problem:
+    """``rev DIGITS`` for 3 to 5 digits; the answer keeps leading zeros."""
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(3, 5)))
+    return f"rev {digits}", digits[::-1]
+
+
+def count(rng: random.Random) -> Problem:
+    """``count D in DIGITS``: how often digit D occurs in five digits (each is D with p = 0.3)."""
+    d = rng.choice("0123456789")
+    others = [c for c in "0123456789" if c != d]
+    digits = "".join(d if rng.random() < 0.3 else rng.choice(others) for _ in range(5))
+    return f"count {d} in {digits}", str(digits.count(d))
+
+
+def affine(rng: random.Random) -> Problem:
+    """``f(x)=ax+b`` or ``f(x)=ax-b`` with a in 2..19, b in 1..19; the answer is ``"a b"``."""
+    a, b, sign = rng.randint(2, 19), rng.randint(1, 19), rng.choice("+-")
+    return f"f(x)={a}x{sign}{b}", f"{a} {b if sign == '+' else -b}"
+
+
+GENERATORS: dict[str, Callable[[random.Random], Problem]] = {
+    "succ": succ, "reverse": reverse, "count": count, "lambda": affine,
+}
+
+
+class TinyDomain(Domain):
+    """One tiny task family (``params.task``); answers are compared with the whole completion."""
+
+    def __init__(self, manifest: Manifest):
+        super().__init__(manifest)
+        task = str(self.params["task"])
+        if task not in GENERATORS:
+            raise KeyError(f"{self.id}: expected params.task in {sorted(GENERATORS)}, "
+                           f"found {task!r}")
+        self._generate = GENERATORS[task]
+
+    def draw(self, rng: random.Random, split: str) -> Problem:
+        """A problem of ``split``, redrawn from ``rng`` until its hash puts it there."""
+        for _ in range(MAX_DRAWS):
+            prompt, answer = self._generate(rng)
+            if split_of(prompt) == split:
+                return prompt, answer
+        raise RuntimeError(f"domain {self.id!r}: found no {split!r} problem in {MAX_DRAWS} draws")
+
+    def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
+        prompt, answer = self.draw(rng, split)
+        return {"prompt": prompt, "answer": answer, "gold": answer, "meta": {}}
+
+
+class TinyLambda(TinyDomain):
+    """``f(x)=ax+b`` -> a Python definition of ``f``, run against hidden tests in the sandbox."""
+
+    def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
+        prompt, answer = self.draw(rng, split)
+        a, b = (int(v) for v in answer.split())
+        tests = "def check(f):\n" + "".join(
+            f"    assert f({x}) == {a * x + b}, 'f({x}) should be {a * x + b}'\n" for x in XS)
+        gold = f"f=lambda x:{a}*x{'+' if b >= 0 else '-'}{abs(b)}"
+        return {"prompt": prompt, "answer": None, "gold": gold,
+                "meta": {"tests": tests, "entry_point": "f", "a": a, "b": b}}
+
+    def check(self, task: Task, completion: str) -> Verdict:
+        try:
+            ast.parse(completion)
+        except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes in the source
+            return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False,
+                           f"The completion is not valid Python: {exc}.")
+        return super().check(task, completion)
+
+
+def make(manifest: Manifest) -> TinyDomain:
+    """The factory named by the tiny manifests."""
+    if manifest.data["params"]["task"] == "lambda":
+        return TinyLambda(manifest)
+    return TinyDomain(manifest)

@@ -1,0 +1,62 @@
+"""The tiny domains: gold passes, near misses fail, splits are disjoint, lambdas run sandboxed."""
+
+from __future__ import annotations
+
+import pytest
+
+import rlhub
+from rlhub_math import catalog
+from rlhub_math.tiny import GENERATORS, split_of
+
+IDS = [catalog.tiny_id(task) for task in catalog.TINY]
+
+
+def test_every_tiny_task_has_a_generator_and_a_registered_domain():
+    assert set(catalog.TINY) == set(GENERATORS)
+    assert set(IDS) <= set(rlhub.registry().ids())
+
+
+@pytest.mark.parametrize("domain_id", IDS)
+def test_gold_passes_and_the_echoed_prompt_fails(domain_id):
+    domain = rlhub.registry().get(domain_id)
+    for task in domain.sample(10, split="test", seed=3):
+        assert domain.verify(task, task.gold).reward == 1.0, (task.prompt, task.gold)
+        assert domain.verify(task, task.prompt).reward == 0.0, task.prompt
+
+
+@pytest.mark.parametrize("domain_id", IDS)
+def test_train_and_test_problems_are_disjoint(domain_id):
+    domain = rlhub.registry().get(domain_id)
+    train = {t.prompt for t in domain.sample(200, split="train", seed=0)}
+    test = {t.prompt for t in domain.sample(60, split="test", seed=0)}
+    assert not train & test
+    assert all(split_of(p) == "test" for p in test)
+
+
+def test_exact_answers_are_computed_from_the_prompt():
+    registry = rlhub.registry()
+    for task in registry.get("math/tiny-succ-v1").sample(50, seed=1):
+        assert int(task.gold) == int(task.prompt.removesuffix("+1=")) + 1
+    for task in registry.get("math/tiny-reverse-v1").sample(50, seed=1):
+        assert task.gold == task.prompt.removeprefix("rev ")[::-1]
+    for task in registry.get("math/tiny-count-v1").sample(50, seed=1):
+        _, digit, _, digits = task.prompt.split()
+        assert int(task.gold) == digits.count(digit)
+
+
+def test_a_lambda_with_the_wrong_constant_fails_its_hidden_tests_in_the_sandbox():
+    domain = rlhub.registry().get("math/tiny-lambda-v1")
+    task = domain.sample(1, seed=0)[0]
+    wrong = task.gold[:-1] + str((int(task.gold[-1]) + 1) % 10)
+    score = domain.verify(task, wrong)
+    assert score.reward == 0.0 and score.exec is not None
+    assert "tests failed" in score.feedback
+
+
+def test_a_def_with_the_same_function_passes_and_invalid_python_never_reaches_the_sandbox():
+    domain = rlhub.registry().get("math/tiny-lambda-v1")
+    task = domain.sample(1, seed=0)[0]
+    a, b = task.meta["a"], task.meta["b"]
+    assert domain.verify(task, f"def f(x):\n    return {a} * x + ({b})\n").passed
+    score = domain.verify(task, task.prompt)
+    assert score.exec is None and "not valid Python" in score.feedback

@@ -1,0 +1,364 @@
+"""A local Hugging Face Hub for tests: the HTTP calls huggingface_hub makes for rlhub, in memory.
+
+Start it with ``with EmulatedHub() as hub:`` and point huggingface_hub at ``hub.url`` (set
+``HF_ENDPOINT``, or pass ``endpoint=``). It serves FastAPI on 127.0.0.1 with a random port and
+keeps dataset repos as real commits (content-addressed trees with parents, ``main`` plus tags).
+
+Emulated, with the request and response shapes of huggingface_hub 2.4 (hf_api.py, _commit_api.py,
+file_download.py, _snapshot_download.py):
+
+=======================================================  =========================================
+``POST /api/repos/create``                               ``create_repo``; 409 when it exists. A new
+                                                         repo has one commit holding .gitattributes
+``POST /api/validate-yaml``                              README front matter check of
+                                                         ``create_commit``; 400 with ``errors``
+``POST /api/datasets/{repo}/preupload/{rev}``            upload modes: always ``"regular"`` (never
+                                                         LFS or Xet), with the git oid of files
+                                                         already at ``rev``, so unchanged files are
+                                                         skipped as on the Hub
+``POST /api/datasets/{repo}/commit/{rev}``               ``create_commit``: ndjson ``header``,
+                                                         ``file`` (base64), ``deletedFile``,
+                                                         ``deletedFolder``; ``lfsFile`` is refused;
+                                                         only branches can be committed to
+``POST /api/datasets/{repo}/tag/{rev}``                  ``create_tag``; 409 when the tag exists
+``GET /api/datasets/{repo}/refs``                        ``list_repo_refs``: branches and tags
+``GET /api/datasets/{repo}`` and ``.../revision/{rev}``  ``repo_info``: ``sha``, ``siblings``
+                                                         (with ``size``/``blobId`` when
+                                                         ``blobs=true``), ``cardData``, ``tags``
+``GET /api/datasets/{repo}/tree/{rev}[/{path}]``         ``list_repo_tree`` (``recursive``), one page
+``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``   file metadata (``X-Repo-Commit``, ``ETag``
+                                                         = git blob oid, ``Content-Length``) and
+                                                         content
+=======================================================  =========================================
+
+Errors carry ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``) so
+huggingface_hub raises its own typed errors. Writes need an ``Authorization: Bearer`` token
+(any value, or exactly ``token`` when given). Not emulated: model and Space repos, LFS and Xet
+storage, pull requests, branches other than ``main``, pagination, token scopes, private or gated
+repos, and ``Range`` requests.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import yaml
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.whl filter=lfs diff=lfs merge=lfs -text\n"
+
+
+def git_blob_oid(data: bytes) -> str:
+    """The git oid of a blob, as the Hub reports it for regular files."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
+class Commit:
+    """One commit: its full file tree (path -> bytes), parent and message."""
+
+    oid: str
+    parent: str | None
+    message: str
+    files: dict[str, bytes]
+    date: str
+
+
+@dataclass
+class Repo:
+    """A dataset repo: commits by oid, the ``main`` branch and tags."""
+
+    repo_id: str
+    commits: dict[str, Commit] = field(default_factory=dict)
+    branches: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def resolve(self, revision: str) -> Commit | None:
+        oid = self.branches.get(revision) or self.tags.get(revision) or revision
+        return self.commits.get(oid)
+
+    def commit(self, branch: str, files: dict[str, bytes], message: str) -> Commit:
+        parent = self.branches.get(branch)
+        blob = json.dumps({"parent": parent, "message": message,
+                           "files": {p: git_blob_oid(d) for p, d in sorted(files.items())},
+                           "n": len(self.commits)}).encode()
+        made = Commit(hashlib.sha1(blob).hexdigest(), parent, message, files,
+                      datetime.now(timezone.utc).isoformat())
+        self.commits[made.oid] = made
+        self.branches[branch] = made.oid
+        return made
+
+
+def hub_error(status: int, code: str | None, message: str) -> JSONResponse:
+    headers = {"X-Error-Message": message}
+    if code:
+        headers["X-Error-Code"] = code
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+class HubState:
+    """Every repo of the emulated Hub, behind one lock."""
+
+    def __init__(self, token: str | None = None):
+        self.repos: dict[str, Repo] = {}
+        self.token = token
+        self.lock = threading.Lock()
+        self.requests: list[tuple[str, str]] = []
+
+    def authorised(self, request: Request) -> bool:
+        auth = request.headers.get("authorization", "")
+        if not auth.startswith("Bearer ") or not auth[7:].strip():
+            return False
+        return self.token is None or auth[7:].strip() == self.token
+
+    def lookup(self, repo_id: str, revision: str | None = None) -> tuple[Repo | None, Commit | None, JSONResponse | None]:
+        repo = self.repos.get(repo_id)
+        if repo is None:
+            return None, None, hub_error(404, "RepoNotFound", f"Repository {repo_id} not found")
+        if revision is None:
+            return repo, None, None
+        commit = repo.resolve(revision)
+        if commit is None:
+            return repo, None, hub_error(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+        return repo, commit, None
+
+
+def front_matter(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``(metadata, error)`` of a README's YAML front matter."""
+    if not text.startswith("---"):
+        return {}, None
+    end = text.find("\n---", 3)
+    if end < 0:
+        return None, "front matter is not closed by a '---' line"
+    try:
+        meta = yaml.safe_load(text[3:end]) or {}
+    except yaml.YAMLError as exc:
+        return None, f"invalid YAML: {exc}"
+    if not isinstance(meta, dict):
+        return None, "front matter must be a mapping"
+    if "tags" in meta and not (isinstance(meta["tags"], list) and all(isinstance(t, str) for t in meta["tags"])):
+        return None, "tags must be a list of strings"
+    if "license" in meta and not isinstance(meta["license"], str):
+        return None, "license must be a string"
+    return meta, None
+
+
+def make_app(state: HubState) -> FastAPI:
+    """The FastAPI app serving ``state``; see the module docstring for the routes."""
+    app = FastAPI()
+
+    @app.middleware("http")
+    async def record(request: Request, call_next: Any) -> Any:
+        state.requests.append((request.method, request.url.path))
+        return await call_next(request)
+
+    @app.post("/api/repos/create")
+    async def create_repo(request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        body = await request.json()
+        if body.get("type") != "dataset":
+            return hub_error(400, None, f"this emulator serves dataset repos only, got {body.get('type')!r}")
+        repo_id = f"{body['organization']}/{body['name']}" if body.get("organization") else body["name"]
+        with state.lock:
+            if repo_id in state.repos:
+                return hub_error(409, None, "You already created this dataset repo")
+            repo = state.repos[repo_id] = Repo(repo_id)
+            repo.commit("main", {".gitattributes": GITATTRIBUTES}, "initial commit")
+        return JSONResponse({"url": f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}",
+                             "name": repo_id, "id": repo_id})
+
+    @app.post("/api/validate-yaml")
+    async def validate_yaml(request: Request) -> Response:
+        body = await request.json()
+        _, error = front_matter(body.get("content", ""))
+        if error:
+            return JSONResponse({"errors": [{"message": error}], "warnings": []}, status_code=400)
+        return JSONResponse({"errors": [], "warnings": []})
+
+    @app.post("/api/datasets/{org}/{name}/preupload/{revision}")
+    async def preupload(org: str, name: str, revision: str, request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        _, commit, error = state.lookup(f"{org}/{name}", revision)
+        if error:
+            return error
+        files = (await request.json())["files"]
+        out = []
+        for f in files:
+            existing = commit.files.get(f["path"])
+            out.append({"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                        "oid": git_blob_oid(existing) if existing is not None else None})
+        return JSONResponse({"files": out, "commitOid": commit.oid})
+
+    @app.post("/api/datasets/{org}/{name}/commit/{revision}")
+    async def commit(org: str, name: str, revision: str, request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        repo_id = f"{org}/{name}"
+        lines = [json.loads(line) for line in (await request.body()).splitlines() if line.strip()]
+        with state.lock:
+            repo, head, error = state.lookup(repo_id, revision)
+            if error:
+                return error
+            if revision not in repo.branches:
+                return hub_error(400, None, f"{revision} is not a branch; commit to a branch")
+            files, message, problem = apply_operations(dict(head.files), lines)
+            if problem:
+                return hub_error(400, None, problem)
+            made = repo.commit(revision, files, message)
+        url = f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}/commit/{made.oid}"
+        return JSONResponse({"commitUrl": url, "commitOid": made.oid, "success": True,
+                             "pullRequestUrl": None})
+
+    @app.post("/api/datasets/{org}/{name}/tag/{revision}")
+    async def create_tag(org: str, name: str, revision: str, request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        tag = (await request.json())["tag"]
+        with state.lock:
+            repo, target, error = state.lookup(f"{org}/{name}", revision)
+            if error:
+                return error
+            if tag in repo.tags:
+                return hub_error(409, None, f"Tag {tag} already exists")
+            repo.tags[tag] = target.oid
+        return JSONResponse({"name": tag, "ref": f"refs/tags/{tag}", "targetCommit": target.oid})
+
+    @app.get("/api/datasets/{org}/{name}/refs")
+    async def refs(org: str, name: str) -> Response:
+        repo, _, error = state.lookup(f"{org}/{name}")
+        if error:
+            return error
+
+        def ref(kind: str, n: str, oid: str) -> dict[str, str]:
+            return {"name": n, "ref": f"refs/{kind}/{n}", "targetCommit": oid}
+
+        return JSONResponse({"branches": [ref("heads", n, o) for n, o in repo.branches.items()],
+                             "tags": [ref("tags", n, o) for n, o in repo.tags.items()],
+                             "converts": [], "pullRequests": []})
+
+    @app.get("/api/datasets/{org}/{name}/tree/{revision}")
+    @app.get("/api/datasets/{org}/{name}/tree/{revision}/{path:path}")
+    async def tree(org: str, name: str, revision: str, request: Request, path: str = "") -> Response:
+        _, commit, error = state.lookup(f"{org}/{name}", revision)
+        if error:
+            return error
+        recursive = request.query_params.get("recursive", "false").lower() in ("1", "true")
+        return JSONResponse(tree_entries(commit, path.strip("/"), recursive))
+
+    @app.get("/api/datasets/{org}/{name}")
+    @app.get("/api/datasets/{org}/{name}/revision/{revision}")
+    async def repo_info(org: str, name: str, request: Request, revision: str = "main") -> Response:
+        repo, commit, error = state.lookup(f"{org}/{name}", revision)
+        if error:
+            return error
+        blobs = request.query_params.get("blobs", "false").lower() in ("1", "true")
+        meta, _ = front_matter(commit.files.get("README.md", b"").decode(errors="replace"))
+        siblings = [{"rfilename": p, **({"size": len(d), "blobId": git_blob_oid(d)} if blobs else {})}
+                    for p, d in sorted(commit.files.items())]
+        return JSONResponse({"_id": repo.repo_id, "id": repo.repo_id, "author": org,
+                             "sha": commit.oid, "lastModified": commit.date,
+                             "createdAt": repo.commits[next(iter(repo.commits))].date,
+                             "private": False, "gated": False, "disabled": False,
+                             "downloads": 0, "likes": 0, "tags": (meta or {}).get("tags", []),
+                             "cardData": meta or {}, "siblings": siblings})
+
+    @app.api_route("/datasets/{org}/{name}/resolve/{revision}/{path:path}", methods=["GET", "HEAD"])
+    async def resolve(org: str, name: str, revision: str, path: str, request: Request) -> Response:
+        _, commit, error = state.lookup(f"{org}/{name}", revision)
+        if error:
+            return error
+        data = commit.files.get(path)
+        if data is None:
+            response = hub_error(404, "EntryNotFound", f"{path} does not exist at {revision}")
+            response.headers["X-Repo-Commit"] = commit.oid
+            return response
+        headers = {"X-Repo-Commit": commit.oid, "ETag": f'"{git_blob_oid(data)}"',
+                   "Content-Length": str(len(data)), "Content-Type": "application/octet-stream",
+                   "Accept-Ranges": "none"}
+        return Response(content=b"" if request.method == "HEAD" else data, headers=headers)
+
+    return app
+
+
+def apply_operations(files: dict[str, bytes], lines: list[dict[str, Any]]) -> tuple[dict[str, bytes], str, str | None]:
+    """Apply a commit's ndjson operations to a tree: ``(files, message, problem)``."""
+    message = ""
+    for line in lines:
+        key, value = line.get("key"), line.get("value", {})
+        if key == "header":
+            message = value.get("summary", "")
+        elif key == "file":
+            if value.get("encoding") != "base64":
+                return files, message, f"expected base64 content for {value.get('path')}"
+            files[value["path"]] = base64.b64decode(value["content"])
+        elif key == "deletedFile":
+            if files.pop(value["path"], None) is None:
+                return files, message, f"A file with this name doesn't exist: {value['path']}"
+        elif key == "deletedFolder":
+            prefix = value["path"].rstrip("/") + "/"
+            files = {p: d for p, d in files.items() if not p.startswith(prefix)}
+        else:
+            return files, message, f"this emulator accepts regular files only, found {key!r}"
+    return files, message, None
+
+
+def tree_entries(commit: Commit, path: str, recursive: bool) -> list[dict[str, Any]]:
+    """The Hub's tree listing of ``path`` in ``commit``: files, and the folders on the way."""
+    prefix = f"{path}/" if path else ""
+    entries: dict[str, dict[str, Any]] = {}
+    for file_path, data in sorted(commit.files.items()):
+        if not file_path.startswith(prefix):
+            continue
+        parts = file_path[len(prefix):].split("/")
+        for depth in range(1, len(parts)):
+            folder = prefix + "/".join(parts[:depth])
+            entries.setdefault(folder, {"type": "directory", "oid": hashlib.sha1(folder.encode()).hexdigest(),
+                                        "size": 0, "path": folder})
+            if not recursive:
+                break
+        if recursive or len(parts) == 1:
+            entries[file_path] = {"type": "file", "oid": git_blob_oid(data), "size": len(data),
+                                  "path": file_path}
+    return list(entries.values())
+
+
+class EmulatedHub:
+    """Runs :func:`make_app` with uvicorn in a thread on 127.0.0.1 and a random free port."""
+
+    def __init__(self, token: str | None = None):
+        import uvicorn
+
+        self.state = HubState(token)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        config = uvicorn.Config(make_app(self.state), log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        daemon=True)
+
+    def __enter__(self) -> EmulatedHub:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the emulated Hub did not start within 10 s")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()

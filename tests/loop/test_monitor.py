@@ -1,0 +1,74 @@
+"""Monitoring: TensorBoard scalars per domain and reward-distribution shift warnings."""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+import pytest
+
+from rlhub.evaluate import EvalConfig, run_eval
+from rlhub.monitor import Monitor, ShiftDetector, _ks_pvalue, ks_2samp
+from rlhub.rollout import Trajectory, Turn
+from rlhub.task import Task
+
+
+def _traj(domain: str, reward: float, status: str | None = None) -> Trajectory:
+    turn = Turn(0, [], "x", reward=reward, exec_status=status)
+    return Trajectory(domain, Task("t", domain, "p"), turns=[turn], reward=reward,
+                      passed=reward >= 1.0)
+
+
+def test_a_shift_in_one_domain_logs_a_warning_naming_that_domain(caplog) -> None:
+    rng = random.Random(0)
+    detector = ShiftDetector(window=40, alpha=0.01)
+    with caplog.at_level(logging.WARNING, logger="rlhub.monitor"):
+        for _ in range(80):
+            detector.add("math/a-v1", rng.gauss(0.2, 0.05))
+            detector.add("code/b-v1", rng.gauss(0.5, 0.05))
+        for _ in range(60):
+            detector.add("math/a-v1", rng.gauss(0.8, 0.05))
+            detector.add("code/b-v1", rng.gauss(0.5, 0.05))
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("reward distribution shift in domain math/a-v1: KS D=")
+
+
+def test_a_stable_stream_raises_no_alarm() -> None:
+    rng = random.Random(1)
+    detector = ShiftDetector(window=32, alpha=0.001)
+    assert all(detector.add("d", float(rng.random() < 0.3)) is None for _ in range(400))
+
+
+def test_the_fallback_ks_test_agrees_with_the_statistic_definition() -> None:
+    d, p = ks_2samp([0.0] * 50, [1.0] * 50)
+    assert d == 1.0 and p < 1e-10
+    d, p = ks_2samp([0.1, 0.2, 0.3], [0.1, 0.2, 0.3])
+    assert d == 0.0 and p == 1.0
+    assert _ks_pvalue(0.2, 100, 100) == pytest.approx(0.0366, abs=0.01)
+
+
+def test_monitor_writes_per_domain_reward_pass_rate_and_sandbox_scalars(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monitor = Monitor(str(tmp_path / "tb"))
+    for reward, status in ((1.0, "ok"), (0.0, "timeout"), (1.0, "ok")):
+        monitor.observe(_traj("math/a-v1", reward, status))
+    monitor.observe(_traj("code/b-v1", 0.0))
+    monitor.close()
+    acc = EventAccumulator(str(tmp_path / "tb"))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    assert {"reward/math/a-v1/mean", "reward/math/a-v1/std", "pass_rate/math/a-v1",
+            "reward/code/b-v1/mean", "sandbox/ok", "sandbox/timeout"} <= tags
+    assert acc.Scalars("reward/math/a-v1/mean")[-1].value == pytest.approx(2 / 3)
+    assert acc.Scalars("pass_rate/code/b-v1")[-1].value == 0.0
+    assert acc.Scalars("sandbox/ok")[-1].value == 2
+
+
+def test_an_eval_run_leaves_tensorboard_events_in_the_run_directory(reg, tmp_path) -> None:
+    out = tmp_path / "run"
+    run_eval(EvalConfig(mixture={"domains": {"looptest/reverse-v1": {}}}, policy="oracle:right",
+                        out=str(out), n=3), registry=reg)
+    assert list((out / "tb").glob("events.out.tfevents.*"))

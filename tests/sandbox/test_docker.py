@@ -1,0 +1,93 @@
+"""The docker backend beyond the shared suite: container hardening, recycling, image caching."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rlhub.sandbox import ExecRequest, Limits
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def docker_backend() -> Iterator[Any]:
+    from rlhub.sandbox.docker_backend import DockerBackend, engine_problem
+
+    problem = engine_problem()
+    if problem:
+        pytest.skip(f"no Docker engine reachable ({problem}); run .ci/docker-setup.sh")
+    backend = DockerBackend(containers=1, slots=4, jobs_per_container=5)
+    yield backend
+    backend.close()
+
+
+def container_of(backend: Any) -> Any:
+    worker = backend.pool[0]
+    assert worker is not None
+    return worker.container
+
+
+def test_containers_run_hardened_with_no_network_and_a_read_only_root(docker_backend: Any) -> None:
+    assert docker_backend.run(ExecRequest(code="pass")).status == "ok"
+    config = container_of(docker_backend).attrs["HostConfig"]
+    assert config["NetworkMode"] == "none" and config["ReadonlyRootfs"] is True
+    assert config["CapDrop"] == ["ALL"] and config["IpcMode"] == "none"
+    assert config["Memory"] > 0 and config["PidsLimit"] > 0
+    assert "no-new-privileges" in config["SecurityOpt"]
+
+
+def test_jobs_inside_containers_have_no_capabilities(docker_backend: Any) -> None:
+    result = docker_backend.run(ExecRequest(code="print(open('/proc/self/status').read())"))
+    caps = dict(line.split(":\t") for line in result.stdout.splitlines() if line.startswith("Cap"))
+    assert caps["CapEff"].strip() == "0000000000000000"
+    assert "NoNewPrivs:\t1" in result.stdout
+
+
+def test_a_container_is_recycled_after_a_job_that_hit_a_limit(docker_backend: Any) -> None:
+    docker_backend.run(ExecRequest(code="pass"))
+    before = container_of(docker_backend).id
+    hit = docker_backend.run(
+        ExecRequest(code="import time; time.sleep(9)", limits=Limits(wall_s=0.3))
+    )
+    assert hit.status == "timeout"
+    after = docker_backend.run(ExecRequest(code="print('fresh')"))
+    assert after.stdout == "fresh\n" and container_of(docker_backend).id != before
+
+
+def test_a_container_is_recycled_after_its_job_budget(docker_backend: Any) -> None:
+    docker_backend.run(ExecRequest(code="pass"))
+    first = container_of(docker_backend).id
+    ids = set()
+    for _ in range(docker_backend.jobs_per_container + 1):
+        assert docker_backend.run(ExecRequest(code="pass")).status == "ok"
+        ids.add(container_of(docker_backend).id)
+    assert first not in ids or len(ids) > 1
+
+
+def test_jobs_asking_for_the_network_are_refused_with_the_reason(docker_backend: Any) -> None:
+    result = docker_backend.run(ExecRequest(code="pass", limits=Limits(network=True)))
+    assert result.status == "infra_error" and "--network none" in result.detail
+
+
+def test_domain_images_are_built_once_and_cached_by_content_hash(
+    docker_backend: Any, tmp_path: Path
+) -> None:
+    from rlhub.sandbox.docker_backend import BASE_IMAGE, ensure_image
+
+    client = docker_backend.client
+    if BASE_IMAGE not in {t for image in client.images.list() for t in image.tags}:
+        pytest.skip(f"the offline base image {BASE_IMAGE} is missing; run .ci/docker-setup.sh")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(f"FROM {BASE_IMAGE}\nCOPY data.txt /opt/data.txt\n")
+    (tmp_path / "data.txt").write_text("one")
+    first = ensure_image(client, None, dockerfile, tmp_path)
+    assert ensure_image(client, None, dockerfile, tmp_path) == first
+    (tmp_path / "data.txt").write_text("two")
+    second = ensure_image(client, None, dockerfile, tmp_path)
+    assert second != first and second.startswith("rlhub-sandbox:")
+    for tag in (first, second):
+        client.images.remove(tag, force=True)

@@ -1,0 +1,149 @@
+"""The local backend beyond the shared suite: languages, the network opt-in, degraded modes,
+and recovery from a dead worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import shutil
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from rlhub.sandbox import ExecRequest, Limits
+from rlhub.sandbox.local import NAMESPACED, HostSupport, LocalBackend, missing_for
+from tests.sandbox.conftest import Listener
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[LocalBackend]:
+    backend = LocalBackend(workers=1, slots=8)
+    yield backend
+    backend.close()
+
+
+def needs(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed on this machine")
+
+
+def test_c_programs_compile_and_run_inside_the_job(local: LocalBackend) -> None:
+    needs("gcc")
+    ok = local.run(
+        ExecRequest(
+            code='#include <stdio.h>\nint main(int c, char **v){printf("%s\\n", v[1]); return 0;}',
+            language="c",
+            argv=["hi"],
+        )
+    )
+    assert (ok.status, ok.stdout) == ("ok", "hi\n"), ok
+    broken = local.run(ExecRequest(code="int main( {", language="c"))
+    assert (broken.status, broken.detail) == ("error", "compile error")
+    assert "error" in broken.stderr
+
+
+def test_cpp_programs_compile_and_run_inside_the_job(local: LocalBackend) -> None:
+    needs("g++")
+    result = local.run(
+        ExecRequest(
+            code="#include <iostream>\nint main(){std::cout << 6 * 7;}",
+            language="cpp",
+            limits=Limits(wall_s=30, cpu_s=30),
+        )
+    )
+    assert (result.status, result.stdout) == ("ok", "42"), result
+
+
+def test_javascript_runs_under_node_with_a_heap_cap(local: LocalBackend) -> None:
+    needs("node")
+    result = local.run(
+        ExecRequest(code="console.log([1, 2, 3].map(x => x * 2).join(','))", language="javascript")
+    )
+    assert (result.status, result.stdout) == ("ok", "2,4,6\n"), result
+    hog = local.run(
+        ExecRequest(
+            code="let a = []; while (true) a.push(new Array(1e6).fill(1));",
+            language="javascript",
+            limits=Limits(memory_mb=256, wall_s=20),
+        )
+    )
+    assert hog.status == "memory", hog
+
+
+def test_an_unknown_language_is_an_infra_error_naming_the_choices(local: LocalBackend) -> None:
+    result = local.run(ExecRequest(code="print 1", language="perl"))
+    assert result.status == "infra_error"
+    assert (
+        "expected one of ['python', 'bash', 'c', 'cpp', 'javascript'], found 'perl'"
+        in result.detail
+    )
+
+
+def test_paths_escaping_the_work_dir_are_refused(local: LocalBackend) -> None:
+    result = local.run(ExecRequest(code="pass", files={"../evil.py": "x"}))
+    assert result.status == "infra_error" and "'../evil.py'" in result.detail
+
+
+def test_the_network_opt_in_reaches_a_host_listener(local: LocalBackend) -> None:
+    listener = Listener()
+    try:
+        result = local.run(
+            ExecRequest(
+                code=f"import socket; socket.create_connection(('127.0.0.1', {listener.port}), 5)"
+                "; print('connected')",
+                limits=Limits(network=True),
+            )
+        )
+        assert (result.status, result.stdout) == ("ok", "connected\n"), result
+        deadline = time.monotonic() + 2
+        while listener.accepted == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert listener.accepted == 1
+        assert "network_namespace" not in result.missing
+    finally:
+        listener.close()
+
+
+def test_a_killed_worker_is_replaced_and_the_pool_keeps_serving() -> None:
+    backend = LocalBackend(workers=1, slots=4)
+    try:
+        assert backend.run(ExecRequest(code="print(1)")).status == "ok"
+        worker = backend.pools[False][0]
+        assert worker is not None
+        os.kill(worker.proc.pid, signal.SIGKILL)
+        worker.proc.wait()
+        deadline = time.monotonic() + 5
+        while worker.channel.alive and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not worker.channel.alive  # the sandbox went down with its bwrap
+        result = backend.run(ExecRequest(code="print('again')"))
+        assert (result.status, result.stdout) == ("ok", "again\n"), result
+    finally:
+        backend.close()
+
+
+def test_without_namespaces_every_missing_protection_is_named_and_limits_still_hold() -> None:
+    backend = LocalBackend(workers=1, slots=4, namespaces=False)
+    try:
+        info = backend.info()
+        assert set(NAMESPACED) <= set(info["missing"])
+        assert "namespaces" in info["why"]
+        timeout = backend.run(
+            ExecRequest(code="import time; time.sleep(30)", limits=Limits(wall_s=0.5))
+        )
+        assert timeout.status == "timeout" and timeout.missing == info["missing"]
+        ok = backend.run(ExecRequest(code="print('degraded but running')"))
+        assert (ok.status, ok.stdout) == ("ok", "degraded but running\n")
+    finally:
+        backend.close()
+
+
+def test_missing_protections_follow_what_the_machine_offers() -> None:
+    full = HostSupport(bwrap="/usr/bin/bwrap", root=True, python="/usr/bin/python3")
+    assert missing_for(full, network=False) == []
+    unprivileged = HostSupport(bwrap="/usr/bin/bwrap", root=False, python="/usr/bin/python3")
+    assert missing_for(unprivileged, network=False) == ["no_nested_userns", "per_job_uid"]
+    bare = HostSupport(bwrap=None, root=False, python="/usr/bin/python3")
+    assert set(missing_for(bare, network=False)) == set(NAMESPACED) | {"per_job_uid"}
+    assert "network_namespace" not in missing_for(bare, network=True)
