@@ -23,7 +23,8 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/rlhub check --all -n 2
+	$(BIN)/rlhub eval --mixture examples/demo.yaml --policy builtin:tiny -n 8 --out runs/demo --resume
+	$(BIN)/rlhub report runs/demo
 
 test: setup
 	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q

@@ -42,8 +42,7 @@ import json
 import logging
 import os
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
@@ -52,9 +51,12 @@ from rlhub.hub.server_protocol import LOG_KEYS, LabelError, parse_label, strip_t
 log = logging.getLogger("rlhub.openrlhf_agent")
 
 
-@dataclass(frozen=True)
-class AgentSettings:
-    """The module's options, read from the environment (see the module docstring)."""
+class AgentSettings(NamedTuple):
+    """The module's options, read from the environment (see the module docstring).
+
+    A NamedTuple rather than a dataclass: OpenRLHF executes this file as a module that is not in
+    ``sys.modules``, where ``@dataclass`` cannot resolve its annotations.
+    """
 
     server_url: str
     schedule: bool = False

@@ -91,11 +91,15 @@ class Repo:
         blob = json.dumps({"parent": parent, "message": message,
                            "files": {p: git_blob_oid(d) for p, d in sorted(files.items())},
                            "n": len(self.commits)}).encode()
-        made = Commit(hashlib.sha1(blob).hexdigest(), parent, message, files,
-                      datetime.now(timezone.utc).isoformat())
+        made = Commit(hashlib.sha1(blob).hexdigest(), parent, message, files, hub_date())
         self.commits[made.oid] = made
         self.branches[branch] = made.oid
         return made
+
+
+def hub_date() -> str:
+    """Now, in the Hub's date format (``2024-05-01T12:00:00.000Z``)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def hub_error(status: int, code: str | None, message: str) -> JSONResponse:
@@ -169,13 +173,14 @@ def make_app(state: HubState) -> FastAPI:
         if body.get("type") != "dataset":
             return hub_error(400, None, f"this emulator serves dataset repos only, got {body.get('type')!r}")
         repo_id = f"{body['organization']}/{body['name']}" if body.get("organization") else body["name"]
+        url = f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}"
         with state.lock:
-            if repo_id in state.repos:
-                return hub_error(409, None, "You already created this dataset repo")
+            if repo_id in state.repos:  # the Hub's 409 carries the URL, which exist_ok returns
+                return JSONResponse({"error": "You already created this dataset repo", "url": url},
+                                    status_code=409)
             repo = state.repos[repo_id] = Repo(repo_id)
             repo.commit("main", {".gitattributes": GITATTRIBUTES}, "initial commit")
-        return JSONResponse({"url": f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}",
-                             "name": repo_id, "id": repo_id})
+        return JSONResponse({"url": url, "name": repo_id, "id": repo_id})
 
     @app.post("/api/validate-yaml")
     async def validate_yaml(request: Request) -> Response:

@@ -82,9 +82,12 @@ def test_a_push_makes_a_dataset_repo_tagged_rlhub_and_a_pull_of_the_tag_round_tr
     fresh, local = Registry(autoload=False), Registry(domain_files=[data_domain], autoload=False)
     assert fresh.get("mydata/double-v1").sample(4, split="test", seed=1) == \
         local.get("mydata/double-v1").sample(4, split="test", seed=1)
-    calls = {f"{m} {p.split('/')[1]}/{p.split('/')[-1] if 'resolve' not in p else 'resolve'}"
-             for m, p in hub.state.requests if repo in p or p.startswith("/api/repos")}
-    assert {"POST api/create", "HEAD datasets/resolve", "GET datasets/resolve"} <= calls
+    api_path, sha = f"/api/datasets/{repo}", info.sha
+    assert {("POST", "/api/repos/create"), ("POST", f"{api_path}/preupload/main"),
+            ("POST", f"{api_path}/commit/main"), ("POST", f"{api_path}/tag/{sha}"),
+            ("GET", f"{api_path}/revision/v1"), ("GET", f"{api_path}/tree/{sha}"),
+            ("HEAD", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
+            ("GET", f"/datasets/{repo}/resolve/{sha}/rlhub.lock")} <= set(hub.state.requests)
 
 
 def test_pushing_unchanged_content_again_makes_no_new_commit(hub, repo, data_registry):

@@ -232,7 +232,9 @@ class ToolEpisode(Episode):
         return f"{text}\n{turn_note(self.turn, self.max_turns)}"
 
     def _info(self, action: str, calls: list[str]) -> dict[str, Any]:
-        return {"action": action, "turn": self.turn, "repair": self.state.failed_answers,
+        # "attempt": only answers are scored attempts; the rollout loop discounts repairs by them
+        return {"action": action, "attempt": action == "answer", "turn": self.turn,
+                "repair": self.state.failed_answers,
                 "tool_calls": self.state.tool_calls,
                 "invalid_actions": self.state.invalid_actions, "calls": calls}
 

@@ -23,7 +23,7 @@ def test_running_the_reference_query_shows_the_answer_then_answering_earns_1(nam
     shown = answers.render(task.answer).split(", ")[0]
     assert shown in first.observation or str(task.answer["value"]).rstrip("0") in first.observation
     assert last.done and last.score.reward == 1.0 and last.score.passed
-    assert last.info == {"action": "answer", "turn": 2, "repair": 0, "tool_calls": 1,
+    assert last.info == {"action": "answer", "attempt": True, "turn": 2, "repair": 0, "tool_calls": 1,
                          "invalid_actions": 0, "calls": []}
     assert last.score.components["tool_calls"] == 1.0
 

@@ -1,0 +1,94 @@
+"""The single-machine trainer (``rlhub train CONFIG --backend local``): warm-up, GRPO, evaluation.
+
+One process, CPU only, the built-in tiny model:
+
+1. **Warm-up** (:mod:`.trainer_sft`): AdamW on gold completions for ``train.warmup.seconds``.
+2. **Held-out before**: sampled reward at the base training temperature on fixed test-split
+   items (:mod:`.trainer_eval`); the scores also go to ``scheduler.observe_eval``.
+3. **GRPO** (:mod:`.trainer_grpo`): TRL's GRPOTrainer for ``train.grpo.seconds``; the adaptive
+   scheduler picks each batch, domains verify (the local sandbox runs code), trajectories go to
+   the store, rewards to TensorBoard and the shift detector, and the controls
+   (:mod:`.trainer_controls`) adjust temperatures and the learning rate. A small held-out pass
+   every ``heldout.every_s`` seconds feeds ``observe_eval``.
+4. **Held-out after**, on the same items with the same sampling seed, and paired bootstrap CIs.
+
+Outputs under ``RUN_DIR``: ``summary.json``, ``events.jsonl`` (phases, adjustments, alarms),
+``scheduler.jsonl`` (weights over time), ``trajectories/`` (Parquet, the trajectory store),
+``tb/`` (TensorBoard) and ``model/`` (``--policy hf:RUN_DIR/model`` serves it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+
+from rlhub.errors import TrainerError
+from rlhub.hub.trainer_config import TrainConfig, load_train_config
+
+SUMMARY = "summary.json"
+
+
+class LocalTrainer:
+    """``run()`` trains and returns the summary (also written to ``RUN_DIR/summary.json``)."""
+
+    def __init__(self, config: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str],
+                 *, registry: Any = None, progress: Any = None):
+        self.mixture, self.cfg = load_train_config(config)
+        self.out = Path(out)
+        self.registry = registry
+        self.progress = progress or (lambda message: None)
+        self.run_id = uuid.uuid4().hex
+        self.timings: dict[str, float] = {}
+
+    def run(self) -> dict[str, Any]:
+        if (self.out / SUMMARY).exists():
+            raise TrainerError(f"{self.out} already holds a finished run ({SUMMARY}); choose "
+                               "another --out")
+        with warnings.catch_warnings():
+            _quiet_known_warnings()
+            from rlhub.hub.trainer_session import Session
+
+            session = Session(self, self.cfg)
+            try:
+                return session.run()
+            finally:
+                session.close()
+
+    # helpers the session reports through
+    def timed(self, name: str, start: float) -> None:
+        self.timings[name] = round(time.perf_counter() - start, 2)
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        tmp = self.out / f".{SUMMARY}.tmp"
+        tmp.write_text(json.dumps(summary, indent=2, sort_keys=True))
+        os.replace(tmp, self.out / SUMMARY)
+
+
+def _quiet_known_warnings() -> None:
+    """Silence warnings of transformers/TRL that the research note found harmless on CPU."""
+    for category in (FutureWarning, UserWarning, DeprecationWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"(transformers|trl|torch"
+                                r"|accelerate|datasets)(\.|$)")
+    warnings.filterwarnings("ignore", message=".*TRL_EXPERIMENTAL_SILENCE.*")
+
+
+def make_local_trainer(config: dict[str, Any] | str, out: str | None = None,
+                       **options: Any) -> LocalTrainer:
+    """What ``rlhub_make_trainer(backend="local")`` returns."""
+    if out is None:
+        raise TrainerError("local trainer: expected an output directory (--out RUN_DIR), "
+                           "found none")
+    return LocalTrainer(config, out, **options)
+
+
+def config_signature(cfg: TrainConfig) -> dict[str, Any]:
+    """The train config as plain data, for summary.json."""
+    import dataclasses
+
+    return dataclasses.asdict(cfg)
