@@ -154,8 +154,10 @@ def pair(
     for c in concurrency:
         trials = []
         for _ in range(rounds):
+            busy = wait_for_quiet(QUIET_WAIT_S[0])
             base_row = measure(base, n_base, c, warmup=10)
             row = measure(call, n, c)
+            base_row["cpu_busy_before"] = busy
             trials.append((row["jobs_per_s"] / base_row["jobs_per_s"], base_row, row))
         trials.sort(key=lambda t: t[0])
         ratio, base_row, row = trials[len(trials) // 2]

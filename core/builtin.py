@@ -53,4 +53,8 @@ def rlhub_make_trainer(backend: str, config: dict[str, Any]) -> Any | None:
         from rlhub.hub.openrlhf_cmd import OpenRLHFTrainer
 
         return OpenRLHFTrainer(config)
+    if backend == "local":
+        from rlhub.hub.trainer_local import make_local_trainer
+
+        return make_local_trainer(config)
     return None

@@ -74,6 +74,5 @@ def did_you_mean(name: str, known: Iterable[str], *, what: str, listing: str) ->
     known = sorted(known)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     msg = f"unknown {what} {name!r}"
-    if close:
-        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    msg += ("; did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "."
     return msg + f" Run `{listing}` to see the {len(known)} available."

@@ -49,6 +49,7 @@ class EvalConfig:
     policy_options: dict[str, Any] = field(default_factory=dict)
     tensorboard: bool = True
     storage_options: dict[str, Any] = field(default_factory=dict)
+    locked: str | None = None  # a lock file (`rlhub lock`) the environment must match
 
     def sampling(self) -> dict[str, Any]:
         values = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -109,7 +110,7 @@ def _prepare_run(cfg: EvalConfig, store: TrajectoryStore, domains: list[str]) ->
 
 
 def _jobs(cfg: EvalConfig, registry: Any, domains: list[str], run_id: str, policy_info: Any,
-          done: set[str]) -> tuple[list[RolloutJob], dict[str, tuple[int, int]]]:
+          done: set[str], lock_hash: str | None) -> tuple[list[RolloutJob], dict[str, tuple[int, int]]]:
     jobs: list[RolloutJob] = []
     totals: dict[str, tuple[int, int]] = {}
     for domain_id in domains:
@@ -117,7 +118,8 @@ def _jobs(cfg: EvalConfig, registry: Any, domains: list[str], run_id: str, polic
         splits = domain.manifest.data["splits"]
         split = cfg.split if cfg.split in splits else splits[-1]
         prov = {**domain_provenance(registry, domain), "policy": cfg.policy, "seed": cfg.seed,
-                "split": split, "run_id": run_id, "policy_info": policy_info}
+                "split": split, "run_id": run_id, "policy_info": policy_info,
+                "lock_hash": lock_hash}
         todo = [RolloutJob(domain, task, s, prov) for task in domain.sample(cfg.n, split=split,
                                                                             seed=cfg.seed)
                 for s in range(cfg.k)]
@@ -166,6 +168,18 @@ class _Writer:
                 self.monitor.flush()
 
 
+def enforce_lock(path: str, registry: Any) -> str:
+    """Refuse to run unless the installed environment matches the lock; return its hash."""
+    from rlhub.errors import RlhubError
+    from rlhub.hub.lock import check_lock, read_lock
+
+    problems = check_lock(path, registry)
+    if problems:
+        raise RlhubError(f"refusing to run: the environment differs from the lock {path}:\n  "
+                         + "\n  ".join(problems))
+    return read_lock(path)["lock_hash"]
+
+
 def run_eval(cfg: EvalConfig, *, registry: Any = None, progress: Progress | None = None,
              policy: Any = None) -> dict[str, Any]:
     """Run (or resume) an eval; returns the metrics also written to ``metrics.json``.
@@ -177,6 +191,7 @@ def run_eval(cfg: EvalConfig, *, registry: Any = None, progress: Progress | None
 
     registry = registry or default_registry()
     progress = progress or Progress()
+    lock_hash = enforce_lock(cfg.locked, registry) if cfg.locked else None
     store = TrajectoryStore(cfg.out, cfg.storage_options)
     store.check_writable()
     domains = mixture_domains(cfg.mixture, registry)
@@ -185,7 +200,7 @@ def run_eval(cfg: EvalConfig, *, registry: Any = None, progress: Progress | None
     done = store.job_keys() if cfg.resume else set()
     options = {**cfg.policy_options, **cfg.sampling()}
     policy = policy if policy is not None else make_policy(cfg.policy, options, registry=registry)
-    jobs, totals = _jobs(cfg, registry, domains, run_id, policy_info(policy), done)
+    jobs, totals = _jobs(cfg, registry, domains, run_id, policy_info(policy), done, lock_hash)
     progress.start(totals)
     monitor = _monitor(cfg, store)
     writer = _Writer(store, cfg.flush_every, monitor, progress)

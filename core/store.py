@@ -46,7 +46,7 @@ TURN = pa.struct([
 ])
 PROVENANCE = ("plugin", "distribution", "plugin_version", "domain_version", "verifier_hash",
               "sandbox_image", "sandbox_image_digest", "rlhub_version", "policy", "seed", "split",
-              "run_id")
+              "run_id", "lock_hash")
 SCHEMA = pa.schema([
     ("schema_version", pa.int32()), ("trajectory_id", pa.string()), ("job_key", pa.string()),
     ("domain", pa.string()), ("task_id", pa.string()), ("task", pa.string()),
@@ -59,6 +59,7 @@ SCHEMA = pa.schema([
     ("sandbox_image", pa.string()), ("sandbox_image_digest", pa.string()),
     ("rlhub_version", pa.string()), ("policy", pa.string()), ("policy_info", pa.string()),
     ("seed", pa.int64()), ("split", pa.string()), ("run_id", pa.string()),
+    ("lock_hash", pa.string()),
 ], metadata={"rlhub.schema_version": str(SCHEMA_VERSION)})
 
 

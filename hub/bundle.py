@@ -86,14 +86,17 @@ def select(registry: Registry, target: str) -> tuple[str, list[Manifest]]:
         if len(ids) == 1 and not any(c in target for c in "*?["):
             return slug(ids[0]), [registry.manifest(ids[0])]
         if len(plugins) != 1:
-            raise HubError(f"push {target!r}: expected domains of one plugin, found "
-                           f"{sorted(plugins)}; push each plugin separately")
+            raise HubError(
+                f"push {target!r}: expected domains of one plugin, found "
+                f"{sorted(plugins)}; push each plugin separately"
+            )
         return plugins.pop(), [registry.manifest(i) for i in ids]
     ids = [i for i in registry.ids() if registry.manifest(i).plugin == target]
     if not ids:
         known = {registry.manifest(i).plugin for i in registry.ids()}
-        raise DomainNotFound(did_you_mean(target, known, what="plugin or domain id",
-                                          listing="rlhub list"))
+        raise DomainNotFound(
+            did_you_mean(target, known, what="plugin or domain id", listing="rlhub list")
+        )
     return target, [registry.manifest(i) for i in ids]
 
 
@@ -131,8 +134,13 @@ class _Writer:
         return rel
 
 
-def build_bundle(target: str, out_dir: str | os.PathLike[str], *, registry: Registry | None = None,
-                 options: BuildOptions = BuildOptions()) -> Bundle:
+def build_bundle(
+    target: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    registry: Registry | None = None,
+    options: BuildOptions = BuildOptions(),
+) -> Bundle:
     """Build the bundle of ``target`` (domain id, glob or plugin name) in the empty ``out_dir``."""
     if registry is None:
         from rlhub.plugins import registry as default_registry
@@ -145,39 +153,56 @@ def build_bundle(target: str, out_dir: str | os.PathLike[str], *, registry: Regi
     name, manifests = select(registry, target)
     writer = _Writer(root)
     domains = {m.id: _domain_entry(writer, registry, m, options) for m in manifests}
-    wheels = _add_wheels(writer, registry, [m for m in manifests if not m.source], options.source,
-                         domains)
+    wheels = _add_wheels(
+        writer, registry, [m for m in manifests if not m.source], options.source, domains
+    )
     domain_files = _add_domain_files(writer, [m for m in manifests if m.source], domains)
     code = _code_line(wheels, domain_files)
     tasks = {d: {s: t["path"] for s, t in e["tasks"].items()} for d, e in domains.items()}
     writer.add_bytes("README.md", render_card(name, manifests, tasks, code, options.ref).encode())
     from rlhub import __version__
 
-    lock = seal({"rlhub_lock": LOCK_VERSION, "kind": "bundle", "name": name,
-                 "rlhub_version": __version__, "domains": domains, "wheels": wheels,
-                 "domain_files": domain_files, "files": writer.files})
+    lock = seal(
+        {
+            "rlhub_lock": LOCK_VERSION,
+            "kind": "bundle",
+            "name": name,
+            "rlhub_version": __version__,
+            "domains": domains,
+            "wheels": wheels,
+            "domain_files": domain_files,
+            "files": writer.files,
+        }
+    )
     (root / LOCK_FILE).write_text(dumps(lock))
     return Bundle(root, lock)
 
 
 def _code_line(wheels: list[dict[str, Any]], domain_files: list[str]) -> str:
-    parts = [f"`{w['path']}`: the wheel of {w['distribution']} {w['version']} (installed by "
-             "`rlhub pull --trust-remote-code`)" for w in wheels]
+    parts = [
+        f"`{w['path']}`: the wheel of {w['distribution']} {w['version']} (installed by "
+        "`rlhub pull --trust-remote-code`)"
+        for w in wheels
+    ]
     if domain_files:
-        parts.append("`domains/`: the data-only domain files and their datasets (registered by "
-                     "`rlhub pull` at once)")
+        parts.append(
+            "`domains/`: the data-only domain files and their datasets (registered by "
+            "`rlhub pull` at once)"
+        )
     return "; ".join(parts)
 
 
-def _domain_entry(writer: _Writer, registry: Registry, manifest: Manifest,
-                  options: BuildOptions) -> dict[str, Any]:
+def _domain_entry(
+    writer: _Writer, registry: Registry, manifest: Manifest, options: BuildOptions
+) -> dict[str, Any]:
     import json
 
     entry = domain_record(manifest)
     name = slug(manifest.id)
-    entry["manifest"] = writer.add_bytes(f"manifests/{name}.json",
-                                         (json.dumps(portable_manifest(manifest), indent=2, sort_keys=True)
-                                          + "\n").encode())
+    entry["manifest"] = writer.add_bytes(
+        f"manifests/{name}.json",
+        (json.dumps(portable_manifest(manifest), indent=2, sort_keys=True) + "\n").encode(),
+    )
     entry["tasks"] = _add_tasks(writer, registry.get(manifest.id), options)
     entry["code"] = None
     entry["dockerfile"] = _add_dockerfile(writer, manifest)
@@ -191,8 +216,10 @@ def _domain_entry(writer: _Writer, registry: Registry, manifest: Manifest,
 def _add_tasks(writer: _Writer, domain: Any, options: BuildOptions) -> dict[str, Any]:
     manifest = domain.manifest
     splits = manifest.data["splits"]
-    chosen = {"test": "test" if "test" in splits else splits[-1],
-              "train": "train" if "train" in splits else splits[0]}
+    chosen = {
+        "test": "test" if "test" in splits else splits[-1],
+        "train": "train" if "train" in splits else splits[0],
+    }
     sizes = {"test": options.test_size, "train": options.train_size}
     out: dict[str, Any] = {}
     for role, split in chosen.items():
@@ -200,8 +227,10 @@ def _add_tasks(writer: _Writer, domain: Any, options: BuildOptions) -> dict[str,
         try:
             tasks = domain.sample(n, split=split, seed=0)
         except Exception as exc:  # noqa: BLE001 - any failure to sample stops the push, named
-            raise HubError(f"push: sampling {n} {split} tasks of {manifest.id} raised "
-                           f"{type(exc).__name__}: {exc}") from exc
+            raise HubError(
+                f"push: sampling {n} {split} tasks of {manifest.id} raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         rel = f"data/{slug(manifest.id)}/{role}.parquet"
         writer.add_bytes(rel, task_parquet(tasks, split))
         out[role] = {"path": rel, "split": split, "seed": 0, "n": len(tasks)}
@@ -228,15 +257,34 @@ def task_parquet(tasks: Iterable[Task], split: str) -> bytes:
     rows = []
     for index, task in enumerate(tasks):
         chat = not isinstance(task.prompt, str)
-        rows.append({"id": task.id, "domain": task.domain, "split": split, "seed": 0,
-                     "index": index, "prompt": json.dumps(task.prompt) if chat else task.prompt,
-                     "prompt_format": "chat" if chat else "text",
-                     "answer": json.dumps(task.answer), "gold": task.gold,
-                     "meta": json.dumps(task.meta, sort_keys=True)})
-    schema = pa.schema([("id", pa.string()), ("domain", pa.string()), ("split", pa.string()),
-                        ("seed", pa.int64()), ("index", pa.int64()), ("prompt", pa.string()),
-                        ("prompt_format", pa.string()), ("answer", pa.string()),
-                        ("gold", pa.string()), ("meta", pa.string())])
+        rows.append(
+            {
+                "id": task.id,
+                "domain": task.domain,
+                "split": split,
+                "seed": 0,
+                "index": index,
+                "prompt": json.dumps(task.prompt) if chat else task.prompt,
+                "prompt_format": "chat" if chat else "text",
+                "answer": json.dumps(task.answer),
+                "gold": task.gold,
+                "meta": json.dumps(task.meta, sort_keys=True),
+            }
+        )
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("domain", pa.string()),
+            ("split", pa.string()),
+            ("seed", pa.int64()),
+            ("index", pa.int64()),
+            ("prompt", pa.string()),
+            ("prompt_format", pa.string()),
+            ("answer", pa.string()),
+            ("gold", pa.string()),
+            ("meta", pa.string()),
+        ]
+    )
     sink = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
     return sink.getvalue()
@@ -245,20 +293,29 @@ def task_parquet(tasks: Iterable[Task], split: str) -> bytes:
 # -- code: wheels and domain files -----------------------------------------------------------
 
 
-def _add_wheels(writer: _Writer, registry: Registry, manifests: list[Manifest],
-                source: Path | None, domains: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _add_wheels(
+    writer: _Writer,
+    registry: Registry,
+    manifests: list[Manifest],
+    source: Path | None,
+    domains: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
     from rlhub.hub.wheel import build_wheel, source_dir
 
     dists: dict[str, str] = {}
     for m in manifests:
         info = registry.plugins.get(m.plugin)
         if info is None or not info.version:
-            raise HubError(f"push: domain {m.id} comes from {m.distribution or 'code'}, which is "
-                           "not an installed distribution, so it cannot be bundled; package it "
-                           "(`rlhub new plugin NAME`) and install it with `pip install -e DIR`")
+            raise HubError(
+                f"push: domain {m.id} comes from {m.distribution or 'code'}, which is "
+                "not an installed distribution, so it cannot be bundled; package it "
+                "(`rlhub new plugin NAME`) and install it with `pip install -e DIR`"
+            )
         dists[info.distribution] = info.version
     if source is not None and len(dists) != 1:
-        raise HubError(f"push: --source names one project, but the domains come from {sorted(dists)}")
+        raise HubError(
+            f"push: --source names one project, but the domains come from {sorted(dists)}"
+        )
     wheels = []
     for dist, version in sorted(dists.items()):
         wheel = build_wheel(source or source_dir(dist), writer.root / "wheels")
@@ -270,8 +327,9 @@ def _add_wheels(writer: _Writer, registry: Registry, manifests: list[Manifest],
     return wheels
 
 
-def _add_domain_files(writer: _Writer, manifests: list[Manifest],
-                      domains: dict[str, dict[str, Any]]) -> list[str]:
+def _add_domain_files(
+    writer: _Writer, manifests: list[Manifest], domains: dict[str, dict[str, Any]]
+) -> list[str]:
     added = []
     for m in manifests:
         rel = _add_domain_file(writer, Path(m.source))
@@ -321,8 +379,9 @@ def _add_dockerfile(writer: _Writer, manifest: Manifest) -> str | None:
         return None
     path = Path(dockerfile)
     if not path.is_file():
-        raise HubError(f"push: domain {manifest.id} names sandbox.dockerfile {dockerfile}, which "
-                       "is not a file")
+        raise HubError(
+            f"push: domain {manifest.id} names sandbox.dockerfile {dockerfile}, which is not a file"
+        )
     return writer.add_file(f"docker/{sha256_file(path)[:16]}/Dockerfile", path)
 
 
@@ -360,8 +419,9 @@ def safe_relpath(rel: str) -> str:
     return norm
 
 
-def verify_bundle(root: str | os.PathLike[str], expected: str | None = None,
-                  where: str | None = None) -> Bundle:
+def verify_bundle(
+    root: str | os.PathLike[str], expected: str | None = None, where: str | None = None
+) -> Bundle:
     """Check every file of a downloaded bundle against its lock; raise :class:`IntegrityError`.
 
     :param expected: The bundle id the reference pointed at, when known; the lock must hash to it.
@@ -371,19 +431,26 @@ def verify_bundle(root: str | os.PathLike[str], expected: str | None = None,
     where = where or str(root)
     lock_path = root / LOCK_FILE
     if not lock_path.is_file():
-        raise IntegrityError(f"bundle at {where}: expected {LOCK_FILE}, found none; it is not an "
-                             "rlhub bundle, or its push did not finish")
+        raise IntegrityError(
+            f"bundle at {where}: expected {LOCK_FILE}, found none; it is not an "
+            "rlhub bundle, or its push did not finish"
+        )
     try:
         lock = parse_lock(lock_path.read_text(), f"bundle file {LOCK_FILE} at {where}")
     except HubError as exc:
         raise IntegrityError(str(exc)) from None
     if lock.get("kind") != "bundle":
-        raise IntegrityError(f"{LOCK_FILE} at {where}: expected a bundle lock, found kind "
-                             f"{lock.get('kind')!r}")
+        raise IntegrityError(
+            f"{LOCK_FILE} at {where}: expected a bundle lock, found kind {lock.get('kind')!r}"
+        )
     if expected is not None and lock["lock_hash"] != expected:
-        raise IntegrityError(f"bundle file {LOCK_FILE} at {where}: expected the bundle "
-                             f"{expected}, found a lock hashing to {lock['lock_hash']}")
-    problems = [p for rel, info in sorted(lock["files"].items()) if (p := _file_problem(root, rel, info))]
+        raise IntegrityError(
+            f"bundle file {LOCK_FILE} at {where}: expected the bundle "
+            f"{expected}, found a lock hashing to {lock['lock_hash']}"
+        )
+    problems = [
+        p for rel, info in sorted(lock["files"].items()) if (p := _file_problem(root, rel, info))
+    ]
     if problems:
         raise IntegrityError(f"bundle at {where} failed verification: " + "; ".join(problems))
     return Bundle(root, lock)
@@ -395,6 +462,5 @@ def _file_problem(root: Path, rel: str, info: dict[str, Any]) -> str | None:
         return f"file {rel} is listed in {LOCK_FILE} but missing"
     digest = sha256_file(path)
     if digest != info.get("sha256"):
-        return (f"file {rel} was tampered with: expected sha256 {info.get('sha256')}, "
-                f"found {digest}")
+        return f"file {rel} was tampered with: expected sha256 {info.get('sha256')}, found {digest}"
     return None

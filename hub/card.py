@@ -25,7 +25,9 @@ def hf_license(manifests: list[Manifest]) -> str:
     return "other"
 
 
-def front_matter(name: str, manifests: list[Manifest], tasks: dict[str, dict[str, str]]) -> dict[str, Any]:
+def front_matter(
+    name: str, manifests: list[Manifest], tasks: dict[str, dict[str, str]]
+) -> dict[str, Any]:
     """The card's metadata; ``tasks`` maps each domain id to ``{split: parquet path}``."""
     tags = list(BASE_TAGS)
     for manifest in manifests:
@@ -36,9 +38,13 @@ def front_matter(name: str, manifests: list[Manifest], tasks: dict[str, dict[str
         "tags": tags,
         "domains": [m.id for m in manifests],
         "reward_components": {m.id: sorted(m.components) for m in manifests},
-        "configs": [{"config_name": slug(m.id),
-                     "data_files": [{"split": s, "path": p} for s, p in tasks[m.id].items()]}
-                    for m in manifests],
+        "configs": [
+            {
+                "config_name": slug(m.id),
+                "data_files": [{"split": s, "path": p} for s, p in tasks[m.id].items()],
+            }
+            for m in manifests
+        ],
     }
 
 
@@ -47,29 +53,58 @@ def slug(domain_id: str) -> str:
     return domain_id.replace("/", "--")
 
 
-def render_card(name: str, manifests: list[Manifest], tasks: dict[str, dict[str, str]],
-                code: str, ref: str | None) -> str:
+def render_card(
+    name: str,
+    manifests: list[Manifest],
+    tasks: dict[str, dict[str, str]],
+    code: str,
+    ref: str | None,
+) -> str:
     """The full ``README.md``; ``code`` says how the domains' code ships, ``ref`` where to pull."""
     meta = yaml.safe_dump(front_matter(name, manifests, tasks), sort_keys=False, width=100)
-    pull = (f"rlhub pull {ref}          # the latest push; {ref}@<tag> pins a tagged one" if ref
-            else "rlhub pull <URL>@<tag>")
-    lines = [f"---\n{meta}---", "", f"# {name}", "",
-             "An rlhub environment bundle: verifiable tasks and rewards "
-             "for RL post-training of LLMs, pinned by content hash.", "",
-             "## Domains", "", "| id | version | summary | reward components |",
-             "| --- | --- | --- | --- |"]
+    pull = (
+        f"rlhub pull {ref}          # the latest push; {ref}@<tag> pins a tagged one"
+        if ref
+        else "rlhub pull <URL>@<tag>"
+    )
+    lines = [
+        f"---\n{meta}---",
+        "",
+        f"# {name}",
+        "",
+        "An rlhub environment bundle: verifiable tasks and rewards "
+        "for RL post-training of LLMs, pinned by content hash.",
+        "",
+        "## Domains",
+        "",
+        "| id | version | summary | reward components |",
+        "| --- | --- | --- | --- |",
+    ]
     for m in manifests:
-        comps = ", ".join(f"{c} (weight {spec.get('weight', 1)})" for c, spec in m.components.items())
+        comps = ", ".join(
+            f"{c} (weight {spec.get('weight', 1)})" for c, spec in m.components.items()
+        )
         lines.append(f"| `{m.id}` | {m.version} | {m.data['summary']} | {comps} |")
-    lines += ["", "## Contents", "",
-              "- `manifests/`: each domain's manifest (JSON);",
-              "- `data/<domain>/test.parquet`: the held-out task set; `train.parquet`: a train sample;",
-              f"- {code};",
-              "- `rlhub.lock`: the sha256 of every file, each domain's verifier code hash and, when "
-              "an image was built, its digest. The bundle's id is the hash of this lock.", "",
-              "## Usage", "", "```bash", pull,
-              "rlhub list            # the pulled domains are listed", f"rlhub check {manifests[0].id}",
-              "```", "",
-              "`rlhub pull` verifies every file against `rlhub.lock` before installing anything. "
-              "A plugin wheel is installed only with `--trust-remote-code`.", ""]
+    lines += [
+        "",
+        "## Contents",
+        "",
+        "- `manifests/`: each domain's manifest (JSON);",
+        "- `data/<domain>/test.parquet`: the held-out task set; `train.parquet`: a train sample;",
+        f"- {code};",
+        "- `rlhub.lock`: the sha256 of every file, each domain's verifier code hash and, when "
+        "an image was built, its digest. The bundle's id is the hash of this lock.",
+        "",
+        "## Usage",
+        "",
+        "```bash",
+        pull,
+        "rlhub list            # the pulled domains are listed",
+        f"rlhub check {manifests[0].id}",
+        "```",
+        "",
+        "`rlhub pull` verifies every file against `rlhub.lock` before installing anything. "
+        "A plugin wheel is installed only with `--trust-remote-code`.",
+        "",
+    ]
     return "\n".join(lines)

@@ -48,8 +48,10 @@ class HfRemote:
         try:
             from huggingface_hub import HfApi
         except ImportError:
-            raise HubError("hf:// needs huggingface_hub, which is not installed; install it with "
-                           "`pip install 'rlhub[hub]'`") from None
+            raise HubError(
+                "hf:// needs huggingface_hub, which is not installed; install it with "
+                "`pip install 'rlhub[hub]'`"
+            ) from None
         return HfApi(endpoint=endpoint())
 
     # -- push ----------------------------------------------------------------------------
@@ -61,15 +63,27 @@ class HfRemote:
             api.create_repo(self.repo_id, repo_type=REPO_TYPE, exist_ok=True)
             tagged = self._tag_target(api, check_tag(revision)) if revision else None
             if tagged is not None and self._bundle_at(api, tagged) != bundle.id:
-                raise HubError(f"{self.url}: tag {revision!r} already points at commit {tagged} "
-                               f"holding another bundle; tags never move, so push bundle "
-                               f"{bundle.id} under a new tag")
+                raise HubError(
+                    f"{self.url}: tag {revision!r} already points at commit {tagged} "
+                    f"holding another bundle; tags never move, so push bundle "
+                    f"{bundle.id} under a new tag"
+                )
             commit = self._commit(api, bundle)
             if revision and tagged is None:
-                api.create_tag(self.repo_id, tag=revision, revision=commit, repo_type=REPO_TYPE,
-                               tag_message=f"rlhub bundle {bundle.id}")
-        return {"url": self.url, "bundle": bundle.id, "revision": revision or DEFAULT_REVISION,
-                "commit": commit, "endpoint": endpoint()}
+                api.create_tag(
+                    self.repo_id,
+                    tag=revision,
+                    revision=commit,
+                    repo_type=REPO_TYPE,
+                    tag_message=f"rlhub bundle {bundle.id}",
+                )
+        return {
+            "url": self.url,
+            "bundle": bundle.id,
+            "revision": revision or DEFAULT_REVISION,
+            "commit": commit,
+            "endpoint": endpoint(),
+        }
 
     def _commit(self, api: Any, bundle: Bundle) -> str:
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
@@ -77,13 +91,18 @@ class HfRemote:
         info = api.repo_info(self.repo_id, repo_type=REPO_TYPE, revision=DEFAULT_REVISION)
         current = {s.rfilename for s in info.siblings or []}
         paths = bundle.paths()
-        ops: list[Any] = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(bundle.root / p))
-                          for p in paths]
+        ops: list[Any] = [
+            CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(bundle.root / p)) for p in paths
+        ]
         ops += [CommitOperationDelete(path_in_repo=p) for p in sorted(current - set(paths) - KEEP)]
-        made = api.create_commit(self.repo_id, operations=ops, repo_type=REPO_TYPE,
-                                 revision=DEFAULT_REVISION,
-                                 commit_message=f"rlhub bundle {bundle.name} {bundle.id[:12]}",
-                                 commit_description=f"rlhub bundle id {bundle.id}")
+        made = api.create_commit(
+            self.repo_id,
+            operations=ops,
+            repo_type=REPO_TYPE,
+            revision=DEFAULT_REVISION,
+            commit_message=f"rlhub bundle {bundle.name} {bundle.id[:12]}",
+            commit_description=f"rlhub bundle id {bundle.id}",
+        )
         return str(made.oid)
 
     def _tag_target(self, api: Any, tag: str) -> str | None:
@@ -94,8 +113,14 @@ class HfRemote:
         from huggingface_hub import hf_hub_download
 
         with tempfile.TemporaryDirectory(prefix="rlhub-hf-") as tmp:
-            path = hf_hub_download(self.repo_id, LOCK_FILE, repo_type=REPO_TYPE, revision=commit,
-                                   local_dir=tmp, endpoint=endpoint())
+            path = hf_hub_download(
+                self.repo_id,
+                LOCK_FILE,
+                repo_type=REPO_TYPE,
+                revision=commit,
+                local_dir=tmp,
+                endpoint=endpoint(),
+            )
             return parse_lock(Path(path).read_text(), f"{self.url}@{commit}").get("lock_hash")
 
     # -- fetch ---------------------------------------------------------------------------
@@ -108,8 +133,13 @@ class HfRemote:
         api = self._api()
         with self._errors("pull", rev):
             commit = str(api.repo_info(self.repo_id, repo_type=REPO_TYPE, revision=rev).sha)
-            snapshot_download(self.repo_id, repo_type=REPO_TYPE, revision=commit,
-                              local_dir=str(dest), endpoint=endpoint())
+            snapshot_download(
+                self.repo_id,
+                repo_type=REPO_TYPE,
+                revision=commit,
+                local_dir=str(dest),
+                endpoint=endpoint(),
+            )
         return Fetched(dest, None, commit, rev)
 
     def _known_refs(self) -> str:
@@ -128,14 +158,19 @@ class HfRemote:
         try:
             yield
         except hf_errors.RevisionNotFoundError:
-            raise RevisionNotFound(f"revision {revision!r} not found in {self.url} at "
-                                   f"{endpoint()}; its refs are: {self._known_refs()}") from None
+            raise RevisionNotFound(
+                f"revision {revision!r} not found in {self.url} at "
+                f"{endpoint()}; its refs are: {self._known_refs()}"
+            ) from None
         except hf_errors.RepositoryNotFoundError:
-            raise HubError(f"{action} {self.url}: expected a dataset repo {self.repo_id} at "
-                           f"{endpoint()}, found none (or no access: check HF_TOKEN)") from None
+            raise HubError(
+                f"{action} {self.url}: expected a dataset repo {self.repo_id} at "
+                f"{endpoint()}, found none (or no access: check HF_TOKEN)"
+            ) from None
         except hf_errors.OfflineModeIsEnabled:
-            raise HubError(f"{action} {self.url}: HF_HUB_OFFLINE is set, so the Hub cannot be "
-                           "reached; unset it") from None
+            raise HubError(
+                f"{action} {self.url}: HF_HUB_OFFLINE is set, so the Hub cannot be "
+                "reached; unset it"
+            ) from None
         except hf_errors.HfHubHTTPError as exc:
             raise HubError(f"{action} {self.url} at {endpoint()} failed: {exc}") from exc
-

@@ -37,8 +37,13 @@ if TYPE_CHECKING:
 LOCK_VERSION = 1
 LOCK_FILE = "rlhub.lock"
 # The fields of a domain record that must match for a locked run to go ahead.
-COMPARED = ("domain_version", "plugin", "distribution_version", "manifest_hash",
-            "verifier_code_hash")
+COMPARED = (
+    "domain_version",
+    "plugin",
+    "distribution_version",
+    "manifest_hash",
+    "verifier_code_hash",
+)
 
 
 def lock_hash(lock: dict[str, Any]) -> str:
@@ -73,7 +78,9 @@ def domain_record(manifest: Manifest) -> dict[str, Any]:
     return record
 
 
-def mixture_lock(mixture: str | os.PathLike[str] | dict[str, Any], registry: Registry) -> dict[str, Any]:
+def mixture_lock(
+    mixture: str | os.PathLike[str] | dict[str, Any], registry: Registry
+) -> dict[str, Any]:
     """Build (and seal) the lock of a mixture: every concrete domain it names, after globbing."""
     from rlhub import __version__
     from rlhub.mixture import load_mixture
@@ -84,8 +91,10 @@ def mixture_lock(mixture: str | os.PathLike[str] | dict[str, Any], registry: Reg
         "rlhub_lock": LOCK_VERSION,
         "kind": "mixture",
         "rlhub_version": __version__,
-        "mixture": {"source": str(mixture) if not isinstance(mixture, dict) else None,
-                    "hash": sha256_json(config)},
+        "mixture": {
+            "source": str(mixture) if not isinstance(mixture, dict) else None,
+            "hash": sha256_json(config),
+        },
         "plugins": plugin_versions(registry, manifests),
         "domains": {m.id: domain_record(m) for m in manifests},
     }
@@ -100,8 +109,9 @@ def plugin_versions(registry: Registry, manifests: Iterable[Manifest]) -> dict[s
         if info is not None:
             out[manifest.plugin] = {"distribution": info.distribution, "version": info.version}
         else:  # a data-only namespace: its "version" is its domains' versions
-            out.setdefault(manifest.plugin, {"distribution": "data-only domain files",
-                                             "version": None})
+            out.setdefault(
+                manifest.plugin, {"distribution": "data-only domain files", "version": None}
+            )
     return out
 
 
@@ -131,9 +141,11 @@ def parse_lock(text: str, where: str) -> dict[str, Any]:
         raise HubError(f"{where}: expected an rlhub lock of format {LOCK_VERSION}, found {found!r}")
     actual = lock_hash(lock)
     if lock.get("lock_hash") != actual:
-        raise HubError(f"{where}: expected the recorded lock_hash {lock.get('lock_hash')!r}, found "
-                       f"content hashing to {actual!r}; the lock was edited after it was written. "
-                       "Write it again with `rlhub lock`.")
+        raise HubError(
+            f"{where}: expected the recorded lock_hash {lock.get('lock_hash')!r}, found "
+            f"content hashing to {actual!r}; the lock was edited after it was written. "
+            "Write it again with `rlhub lock`."
+        )
     return lock
 
 
@@ -151,16 +163,21 @@ def diff_domains(locked: dict[str, Any], registry: Registry) -> list[str]:
     problems: list[str] = []
     for domain_id, want in sorted(locked.items()):
         if domain_id not in registry.manifests:
-            source = " ".join(str(p) for p in (want.get("distribution"),
-                                               want.get("distribution_version")) if p)
-            problems.append(f"domain {domain_id}: locked but not installed (expected it from "
-                            f"{source}; install that plugin or `rlhub pull` the environment)")
+            source = " ".join(
+                str(p) for p in (want.get("distribution"), want.get("distribution_version")) if p
+            )
+            problems.append(
+                f"domain {domain_id}: locked but not installed (expected it from "
+                f"{source}; install that plugin or `rlhub pull` the environment)"
+            )
             continue
         have = domain_record(registry.manifest(domain_id))
         for field in COMPARED:
             if want.get(field) != have.get(field):
-                problems.append(f"domain {domain_id}: {field} changed from "
-                                f"{_short(want.get(field))} to {_short(have.get(field))}")
+                problems.append(
+                    f"domain {domain_id}: {field} changed from "
+                    f"{_short(want.get(field))} to {_short(have.get(field))}"
+                )
     return problems
 
 

@@ -87,23 +87,14 @@ class HubUnavailable(RuntimeError):
 
 
 class HubClient:
-    """Async JSON calls to ``rlhub serve``, one aiohttp session per event loop."""
+    """Async JSON calls to ``rlhub serve``.
+
+    Each call opens its own aiohttp session, as OpenRLHF's reward client does: nothing outlives
+    the event loop that made it, and the server is built for a new connection per request.
+    """
 
     def __init__(self, settings: AgentSettings):
         self.settings = settings
-        self._sessions: dict[int, Any] = {}
-
-    def _session(self) -> Any:
-        import aiohttp
-
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(id(loop))
-        if session is None or session.closed:
-            timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
-            session = aiohttp.ClientSession(timeout=timeout,
-                                            connector=aiohttp.TCPConnector(limit=256))
-            self._sessions[id(loop)] = session
-        return session
 
     async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST ``body``; retry connection errors and 5xx answers, raise :class:`HubUnavailable`."""
@@ -112,7 +103,9 @@ class HubClient:
         url, last = self.settings.server_url + path, "no attempt"
         for attempt in range(max(1, self.settings.retries)):
             try:
-                async with self._session().post(url, json=body) as resp:
+                timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
+                async with aiohttp.ClientSession(timeout=timeout) as session, \
+                        session.post(url, json=body) as resp:
                     data = await resp.json(content_type=None)
                     if resp.status < 500:
                         if resp.status >= 400:

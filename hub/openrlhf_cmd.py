@@ -41,6 +41,8 @@ ALGORITHMS = {
 }
 GROUP_ALGORITHMS = ("group_norm", "dr_grpo", "rloo", "reinforce_baseline")
 MODES = ("reward", "agent")
+#: The fields of a mixture (``schemas/mixture.schema.json``), for configs that are one.
+MIXTURE_KEYS = ("strategy", "seed", "split", "domains", "groups", "params", "eval", "normalize")
 #: Defaults added for GRPO-style estimators unless the config's ``openrlhf:`` sets them.
 KL_LOSS_DEFAULTS = {"algo.kl.use_loss": True, "algo.kl.estimator": "k3", "algo.kl.init_coef": 1e-3}
 
@@ -72,6 +74,8 @@ def load_config(source: str | Path | dict[str, Any]) -> dict[str, Any]:
         config.setdefault("base_dir", str(Path(source).resolve().parent))
     if not isinstance(config, dict):
         raise TrainerError(f"{where}: expected a mapping, found {type(config).__name__}")
+    if not config.get("mixture") and config.get("domains"):  # the config is itself a mixture
+        config["mixture"] = {k: config[k] for k in MIXTURE_KEYS if k in config}
     for key in ("mixture", "model"):
         if not config.get(key):
             raise TrainerError(f"{where}: expected the field {key!r}, found none")
@@ -97,6 +101,19 @@ def resolve(config: dict[str, Any], path: str | None) -> str | None:
         return path
     p = Path(path)
     return str(p if p.is_absolute() else Path(config.get("base_dir", ".")) / p)
+
+
+def mixture_file(config: dict[str, Any], out: Path) -> str:
+    """The mixture as a file path: the configured one, or ``out/mixture.yaml`` for an inline one."""
+    mixture = config["mixture"]
+    if not isinstance(mixture, dict):
+        return str(resolve(config, str(mixture)))
+    import yaml
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "mixture.yaml"
+    path.write_text(yaml.safe_dump(mixture, sort_keys=False))
+    return str(path)
 
 
 def agent_path(config: dict[str, Any]) -> str:
@@ -224,7 +241,7 @@ class OpenRLHFTrainer:
         from rlhub.plugins import registry
 
         data = self.config.get("data") or {}
-        mixture = resolve(self.config, self.config["mixture"])
+        mixture = mixture_file(self.config, self.out)
         tasks, counts = export_tasks(mixture, int(data.get("n", 10_000)), registry())
         dataset = str(self.out / "prompts.jsonl")
         write_jsonl(dataset, tasks)
@@ -245,7 +262,7 @@ class OpenRLHFTrainer:
     def _serve_options(self) -> list[str]:
         """``rlhub serve`` options other than host and port."""
         server = self._server()
-        argv = ["--mixture", str(resolve(self.config, self.config["mixture"]))]
+        argv = ["--mixture", mixture_file(self.config, self.out)]
         if server.get("workers"):
             argv += ["--workers", str(int(server["workers"]))]
         if server.get("ray"):

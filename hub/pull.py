@@ -72,12 +72,24 @@ def pull(ref: str, *, trust_remote_code: bool = False) -> PullResult:
         target, replaced = _install(bundle, fetched, parsed.url, home, Path(scratch))
     wheels = [_wheel(target, w, trust_remote_code) for w in bundle.lock.get("wheels", [])]
     reset()  # the next registry() rediscovers, and sees the new domains
-    registered = [d for d, e in sorted(bundle.lock["domains"].items())
-                  if str(e.get("code") or "").startswith("domains/")
-                  or any(w["installed"] and w["path"] == e.get("code") for w in wheels)]
-    return PullResult(bundle.name, bundle.id, str(target), parsed.url, fetched.revision,
-                      fetched.resolved, sorted(bundle.lock["domains"]), registered, wheels,
-                      replaced)
+    registered = [
+        d
+        for d, e in sorted(bundle.lock["domains"].items())
+        if str(e.get("code") or "").startswith("domains/")
+        or any(w["installed"] and w["path"] == e.get("code") for w in wheels)
+    ]
+    return PullResult(
+        bundle.name,
+        bundle.id,
+        str(target),
+        parsed.url,
+        fetched.revision,
+        fetched.resolved,
+        sorted(bundle.lock["domains"]),
+        registered,
+        wheels,
+        replaced,
+    )
 
 
 def _verified(fetched: Fetched, url: str) -> Bundle:
@@ -88,8 +100,10 @@ def _verified(fetched: Fetched, url: str) -> Bundle:
     except IntegrityError as exc:
         raise IntegrityError(f"{exc}. The bundle was refused and nothing was installed.") from None
     if not NAME_RE.match(bundle.name):
-        raise IntegrityError(f"bundle at {where}: expected a plain environment name, found "
-                             f"{bundle.name!r}; nothing was installed")
+        raise IntegrityError(
+            f"bundle at {where}: expected a plain environment name, found "
+            f"{bundle.name!r}; nothing was installed"
+        )
     return bundle
 
 
@@ -108,26 +122,38 @@ def _check_domain_files(bundle: Bundle) -> None:
         inside = "://" not in dataset and not dataset.startswith("/")
         target = f"domains/{safe_relpath(dataset)}" if inside and dataset else None
         if target not in files:
-            raise IntegrityError(f"bundle file {rel}: expected its dataset to be a file of the "
-                                 f"bundle under domains/, found {dataset!r}")
+            raise IntegrityError(
+                f"bundle file {rel}: expected its dataset to be a file of the "
+                f"bundle under domains/, found {dataset!r}"
+            )
 
 
 def _install_dirname(revision: str, bundle_id: str) -> str:
     """A tag names its folder; ``main``, a bundle id or a commit pins by the bundle id."""
-    moving = (revision == DEFAULT_REVISION or BUNDLE_ID_RE.match(revision)
-              or COMMIT_RE.match(revision) or not TAG_RE.match(revision))
+    moving = (
+        revision == DEFAULT_REVISION
+        or BUNDLE_ID_RE.match(revision)
+        or COMMIT_RE.match(revision)
+        or not TAG_RE.match(revision)
+    )
     return bundle_id[:16] if moving else revision
 
 
-def _install(bundle: Bundle, fetched: Fetched, url: str, home: Path,
-             scratch: Path) -> tuple[Path, list[str]]:
+def _install(
+    bundle: Bundle, fetched: Fetched, url: str, home: Path, scratch: Path
+) -> tuple[Path, list[str]]:
     """Move the verified files to their final folder in one rename; drop other revisions."""
     staged = scratch / "install"
     for rel in bundle.paths():
         (staged / rel).parent.mkdir(parents=True, exist_ok=True)
         os.replace(bundle.root / rel, staged / rel)
-    record = {"source": url, "revision": fetched.revision, "resolved": fetched.resolved,
-              "bundle": bundle.id, "name": bundle.name}
+    record = {
+        "source": url,
+        "revision": fetched.revision,
+        "resolved": fetched.resolved,
+        "bundle": bundle.id,
+        "name": bundle.name,
+    }
     (staged / INSTALL_RECORD).write_text(json.dumps(record, indent=2) + "\n")
     env_dir = home / "envs" / bundle.name
     target = env_dir / _install_dirname(fetched.revision, bundle.id)
@@ -143,16 +169,30 @@ def _install(bundle: Bundle, fetched: Fetched, url: str, home: Path,
 
 def _wheel(target: Path, wheel: dict[str, Any], trust: bool) -> dict[str, Any]:
     path = target / safe_relpath(wheel["path"])
-    info = {**wheel, "file": str(path), "installed": False,
-            "install_command": f"{sys.executable} -m pip install --no-deps {path}"}
+    info = {
+        **wheel,
+        "file": str(path),
+        "installed": False,
+        "install_command": f"{sys.executable} -m pip install --no-deps {path}",
+    }
     if not trust:
         return info
-    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
-           "--disable-pip-version-check", str(path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--quiet",
+        "--disable-pip-version-check",
+        str(path),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
-        raise HubError(f"pip install --no-deps {path.name} failed (exit {proc.returncode}):\n{tail}")
+        raise HubError(
+            f"pip install --no-deps {path.name} failed (exit {proc.returncode}):\n{tail}"
+        )
     importlib.invalidate_caches()
     info["installed"] = True
     return info

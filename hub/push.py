@@ -15,8 +15,14 @@ if TYPE_CHECKING:
     from rlhub.plugins import Registry
 
 
-def push(target: str, to: str, *, revision: str | None = None, registry: Registry | None = None,
-         options: BuildOptions = BuildOptions()) -> dict[str, Any]:
+def push(
+    target: str,
+    to: str,
+    *,
+    revision: str | None = None,
+    registry: Registry | None = None,
+    options: BuildOptions = BuildOptions(),
+) -> dict[str, Any]:
     """Bundle ``target`` (domain id, glob or plugin name) and push it to ``to``.
 
     :param to: ``hf://org/name``, ``file:///path``, ``s3://bucket/prefix`` or any fsspec URL.
@@ -25,8 +31,10 @@ def push(target: str, to: str, *, revision: str | None = None, registry: Registr
     """
     ref = parse_ref(to)
     if ref.revision is not None:
-        raise HubError(f"push --to {to}: expected a URL without @revision; pass the tag as "
-                       f"--revision {ref.revision}")
+        raise HubError(
+            f"push --to {to}: expected a URL without @revision; pass the tag as "
+            f"--revision {ref.revision}"
+        )
     if revision is not None:
         check_tag(revision)
     remote = open_remote(ref.url)
@@ -36,5 +44,10 @@ def push(target: str, to: str, *, revision: str | None = None, registry: Registr
     with tempfile.TemporaryDirectory(prefix="rlhub-push-") as tmp:
         bundle = build_bundle(target, Path(tmp) / "bundle", registry=registry, options=options)
         result = remote.push(bundle, revision)
-    return {**result, "name": bundle.name, "domains": sorted(bundle.lock["domains"]),
-            "files": len(bundle.paths()), "pull": pull_ref}
+    return {
+        **result,
+        "name": bundle.name,
+        "domains": sorted(bundle.lock["domains"]),
+        "files": len(bundle.paths()),
+        "pull": pull_ref,
+    }

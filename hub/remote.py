@@ -72,15 +72,21 @@ def parse_ref(text: str) -> Ref:
         url, revision = head, tail
     if "://" not in url:
         local = Path(url)
-        url = f"hf://{url}" if HF_REPO_RE.match(url) and not local.exists() else local.resolve().as_uri()
+        url = (
+            f"hf://{url}"
+            if HF_REPO_RE.match(url) and not local.exists()
+            else local.resolve().as_uri()
+        )
     return Ref(url.rstrip("/"), revision)
 
 
 def check_tag(tag: str) -> str:
     """Refuse tag names that are not plain names, or that could be read as a bundle id."""
     if not TAG_RE.match(tag) or BUNDLE_ID_RE.match(tag):
-        raise HubError(f"revision {tag!r}: expected a tag name of letters, digits, '.', '_' and "
-                       "'-' (at most 128, not a 64-character hex bundle id)")
+        raise HubError(
+            f"revision {tag!r}: expected a tag name of letters, digits, '.', '_' and "
+            "'-' (at most 128, not a 64-character hex bundle id)"
+        )
     return tag
 
 
@@ -144,16 +150,22 @@ class FsspecRemote:
         if revision is not None:
             existing = self.read_ref(check_tag(revision))
             if existing not in (None, bundle.id):
-                raise HubError(f"{self.url}: tag {revision!r} already points at bundle {existing}; "
-                               f"tags never move, so push bundle {bundle.id} under a new tag")
+                raise HubError(
+                    f"{self.url}: tag {revision!r} already points at bundle {existing}; "
+                    f"tags never move, so push bundle {bundle.id} under a new tag"
+                )
         uploaded = not self.fs.exists(self._path("bundles", bundle.id, LOCK_FILE))
         if uploaded:
             self._upload(bundle)
         self._write_ref(DEFAULT_REVISION, bundle.id)
         if revision is not None:
             self._write_ref(revision, bundle.id)
-        return {"url": self.url, "bundle": bundle.id, "revision": revision or DEFAULT_REVISION,
-                "uploaded": uploaded}
+        return {
+            "url": self.url,
+            "bundle": bundle.id,
+            "revision": revision or DEFAULT_REVISION,
+            "uploaded": uploaded,
+        }
 
     def _upload(self, bundle: Bundle) -> None:
         for rel in bundle.paths():  # the lock comes last: its presence marks a complete upload
@@ -174,8 +186,10 @@ class FsspecRemote:
         try:
             lock_bytes = self.fs.cat_file(f"{src}/{LOCK_FILE}")
         except FileNotFoundError:
-            raise RevisionNotFound(f"{self.url}@{rev}: expected the bundle {bundle_id} at "
-                                   f"{src}, found no {LOCK_FILE} there") from None
+            raise RevisionNotFound(
+                f"{self.url}@{rev}: expected the bundle {bundle_id} at "
+                f"{src}, found no {LOCK_FILE} there"
+            ) from None
         lock = parse_lock(lock_bytes.decode(), f"{LOCK_FILE} of {self.url}@{rev}")
         dest.mkdir(parents=True, exist_ok=True)
         (dest / LOCK_FILE).write_bytes(lock_bytes)
@@ -191,8 +205,10 @@ class FsspecRemote:
     def _not_found(self, rev: str) -> str:
         refs = self.refs()
         known = ", ".join(sorted(refs)) if refs else "none (nothing was pushed here)"
-        return (f"revision {rev!r} not found at {self.url}: expected a tag, 'main' or a bundle "
-                f"id; the refs there are {known}")
+        return (
+            f"revision {rev!r} not found at {self.url}: expected a tag, 'main' or a bundle "
+            f"id; the refs there are {known}"
+        )
 
 
 def _is_local(fs: Any) -> bool:

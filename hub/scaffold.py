@@ -2,7 +2,8 @@
 
 The package follows the layout of PLUGINS.md (STYLE.md section 7)::
 
-    <dir>/<NAME>/pyproject.toml           distribution rlhub-<NAME>, entry point <NAME> = rlhub_<NAME>.plugin
+    <dir>/<NAME>/pyproject.toml           distribution rlhub-<NAME>; its entry point
+                                          <NAME> = "rlhub_<NAME>.plugin"
     <dir>/<NAME>/rlhub_<NAME>/__init__.py
     <dir>/<NAME>/rlhub_<NAME>/plugin.py   only the rlhub_domains() hookimpl
     <dir>/<NAME>/rlhub_<NAME>/domains.py  one working example domain, <NAME>/sum-v1
@@ -39,8 +40,10 @@ FILES = {
 def names(name: str) -> dict[str, str]:
     """The template variables for plugin ``name``: namespace, import package, distribution."""
     if not NAME_RE.match(name):
-        raise HubError(f"plugin name {name!r}: expected lower-case letters, digits, '_' or '-', "
-                       "starting with a letter (at most 40), e.g. 'mymath'")
+        raise HubError(
+            f"plugin name {name!r}: expected lower-case letters, digits, '_' or '-', "
+            "starting with a letter (at most 40), e.g. 'mymath'"
+        )
     package = "rlhub_" + name.replace("-", "_")
     return {"namespace": name, "package": package, "dist": f"rlhub-{name}"}
 
@@ -61,8 +64,10 @@ def new_plugin(name: str, parent: str | Path = ".") -> Path:
     files = render(name)
     dest = Path(parent) / name
     if dest.exists() and any(dest.iterdir()):
-        raise HubError(f"new plugin {name}: expected {dest} to be absent or empty, found files "
-                       "in it; pick another --dir or name")
+        raise HubError(
+            f"new plugin {name}: expected {dest} to be absent or empty, found files "
+            "in it; pick another --dir or name"
+        )
     for rel, text in files.items():
         path = dest / rel
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ and quoted when it fails to start.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -81,15 +82,19 @@ class ServerProcess:
         return Path(self.log.name).read_text(errors="replace")
 
     def stop(self, timeout_s: float = 20.0) -> None:
+        """SIGTERM the server (it shuts its pool down), then SIGKILL whatever its group left."""
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
             return
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout_s)
+        proc.wait(timeout_s)
 
     def __enter__(self) -> ServerProcess:
         return self.start()

@@ -51,7 +51,11 @@ class LocalTrainer:
                                "another --out")
         with warnings.catch_warnings():
             _quiet_known_warnings()
+            from transformers.utils import logging as hf_logging
+
             from rlhub.hub.trainer_session import Session
+
+            hf_logging.set_verbosity_error()
 
             session = Session(self, self.cfg)
             try:
@@ -78,13 +82,22 @@ def _quiet_known_warnings() -> None:
     warnings.filterwarnings("ignore", message=".*TRL_EXPERIMENTAL_SILENCE.*")
 
 
-def make_local_trainer(config: dict[str, Any] | str, out: str | None = None,
-                       **options: Any) -> LocalTrainer:
-    """What ``rlhub_make_trainer(backend="local")`` returns."""
-    if out is None:
-        raise TrainerError("local trainer: expected an output directory (--out RUN_DIR), "
-                           "found none")
-    return LocalTrainer(config, out, **options)
+# Keys ``rlhub train`` adds to the config mapping; everything else is the mixture + ``train``.
+CLI_KEYS = ("out", "config_path", "base_dir", "submit", "locked", "backend")
+
+
+def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
+    """What ``rlhub_make_trainer(backend="local", config)`` returns.
+
+    ``config`` is the training config mapping plus the keys ``rlhub train`` adds (``out`` is
+    required: the run folder).
+    """
+    data = {k: v for k, v in config.items() if k not in CLI_KEYS}
+    out = config.get("out")
+    if not out:
+        raise TrainerError("local trainer: expected a run folder (--out RUN_DIR, or `out:` in "
+                           "the config), found none")
+    return LocalTrainer(data, out, **options)
 
 
 def config_signature(cfg: TrainConfig) -> dict[str, Any]:

@@ -24,8 +24,19 @@ from rlhub.hub.errors import HubError
 
 # 1980-01-01, the earliest timestamp a zip file can hold.
 SOURCE_DATE_EPOCH = "315532800"
-IGNORED = ("build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".git", ".venv", ".pytest_cache",
-           ".mypy_cache", ".ruff_cache", ".tox")
+IGNORED = (
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "*.pyc",
+    ".git",
+    ".venv",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+)
 BUILD_TIMEOUT_S = 300
 
 
@@ -34,17 +45,23 @@ def source_dir(distribution: str) -> Path:
     try:
         dist = metadata.distribution(distribution)
     except metadata.PackageNotFoundError:
-        raise HubError(f"cannot build a wheel of {distribution}: expected an installed "
-                       "distribution, found none. Install it with `pip install -e DIR`.") from None
+        raise HubError(
+            f"cannot build a wheel of {distribution}: expected an installed "
+            "distribution, found none. Install it with `pip install -e DIR`."
+        ) from None
     text = dist.read_text("direct_url.json")
     url = json.loads(text).get("url", "") if text else ""
     parsed = urlparse(url)
     path = Path(unquote(parsed.path)) if parsed.scheme == "file" else None
     if path is None or not any((path / name).is_file() for name in ("pyproject.toml", "setup.py")):
-        found = f"it was installed from {url}" if url else "it was installed from an index or a wheel"
-        raise HubError(f"cannot find the source of {distribution} to build its wheel: {found}, "
-                       "not from a local source folder. Reinstall it with `pip install -e DIR` "
-                       "or pass --source DIR.")
+        found = (
+            f"it was installed from {url}" if url else "it was installed from an index or a wheel"
+        )
+        raise HubError(
+            f"cannot find the source of {distribution} to build its wheel: {found}, "
+            "not from a local source folder. Reinstall it with `pip install -e DIR` "
+            "or pass --source DIR."
+        )
     return path
 
 
@@ -53,8 +70,10 @@ def build_wheel(src: Path, out_dir: Path) -> Path:
     try:
         import build  # noqa: F401 - only to give a clear error when it is missing
     except ImportError:
-        raise HubError("building a wheel needs the `build` package, which is not installed; "
-                       "install it with `pip install 'rlhub[hub]'`") from None
+        raise HubError(
+            "building a wheel needs the `build` package, which is not installed; "
+            "install it with `pip install 'rlhub[hub]'`"
+        ) from None
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rlhub-wheel-") as scratch:
         copy, built = Path(scratch) / src.name, Path(scratch) / "dist"
@@ -68,14 +87,24 @@ def build_wheel(src: Path, out_dir: Path) -> Path:
 
 def _run_build(project: Path, out_dir: Path) -> None:
     env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
-    cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out_dir),
-           str(project)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "build",
+        "--wheel",
+        "--no-isolation",
+        "--outdir",
+        str(out_dir),
+        str(project),
+    ]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise HubError(f"building the wheel of {project.name} took more than "
-                       f"{BUILD_TIMEOUT_S}s") from None
+        raise HubError(
+            f"building the wheel of {project.name} took more than {BUILD_TIMEOUT_S}s"
+        ) from None
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise HubError(f"`python -m build --wheel` failed for {project.name} "
-                       f"(exit {proc.returncode}):\n{tail}")
+        raise HubError(
+            f"`python -m build --wheel` failed for {project.name} (exit {proc.returncode}):\n{tail}"
+        )

@@ -24,15 +24,22 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
-def push(target: str = typer.Argument(..., help="A domain id, a glob (plugin/*) or a plugin name."),
-         to: str = typer.Option(..., "--to", help="hf://org/name, file:///path or s3://bucket/prefix."),
-         revision: str = typer.Option(None, "--revision", help="Tag the pushed bundle (tags never move)."),
-         test_size: int = typer.Option(100, "--test-size", min=1, help="Held-out tasks per domain."),
-         train_size: int = typer.Option(20, "--train-size", min=1, help="Train-sample tasks per domain."),
-         source: Path = typer.Option(None, "--source", help="The plugin's source folder, when "
-                                     "its install does not record one."),
-         json_out: bool = JsonOpt) -> None:
-    """Bundle an environment (manifests, card, task sets, wheel or domain file, lock) and upload it."""
+def push(
+    target: str = typer.Argument(..., help="A domain id, a glob (plugin/*) or a plugin name."),
+    to: str = typer.Option(..., "--to", help="hf://org/name, file:///path or s3://bucket/prefix."),
+    revision: str = typer.Option(
+        None, "--revision", help="Tag the pushed bundle (tags never move)."
+    ),
+    test_size: int = typer.Option(100, "--test-size", min=1, help="Held-out tasks per domain."),
+    train_size: int = typer.Option(
+        20, "--train-size", min=1, help="Train-sample tasks per domain."
+    ),
+    source: Path = typer.Option(
+        None, "--source", help="The plugin's source folder, when its install does not record one."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Bundle an environment (manifests, card, tasks, wheel or domain file, lock); upload it."""
     from rlhub.hub.bundle import BuildOptions
     from rlhub.hub.push import push as do_push
 
@@ -41,17 +48,26 @@ def push(target: str = typer.Argument(..., help="A domain id, a glob (plugin/*) 
     if json_out:
         emit_json(result)
         return
-    typer.echo(f"pushed {result['name']} ({len(result['domains'])} domains, {result['files']} "
-               f"files) as bundle {result['bundle']}", err=True)
+    typer.echo(
+        f"pushed {result['name']} ({len(result['domains'])} domains, {result['files']} "
+        f"files) as bundle {result['bundle']}",
+        err=True,
+    )
     typer.echo(f"pull it with: rlhub pull {result['pull']}", err=True)
 
 
 @handle_errors
-def pull(ref: str = typer.Argument(..., help="URL[@revision]: hf://org/name@v1, file:///path, "
-                                   "s3://bucket/prefix@main, or a bundle id after @."),
-         trust_remote_code: bool = typer.Option(False, "--trust-remote-code",
-                                                help="Install the bundled plugin wheel (runs its code)."),
-         json_out: bool = JsonOpt) -> None:
+def pull(
+    ref: str = typer.Argument(
+        ...,
+        help="URL[@revision]: hf://org/name@v1, file:///path, "
+        "s3://bucket/prefix@main, or a bundle id after @.",
+    ),
+    trust_remote_code: bool = typer.Option(
+        False, "--trust-remote-code", help="Install the bundled plugin wheel (runs its code)."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
     """Download an environment, verify every hash, and install it under $RLHUB_HOME/envs."""
     from rlhub.hub.pull import pull as do_pull
 
@@ -59,49 +75,65 @@ def pull(ref: str = typer.Argument(..., help="URL[@revision]: hf://org/name@v1, 
     if json_out:
         emit_json(result.to_dict())
         return
-    typer.echo(f"verified bundle {result.bundle} ({result.name}) and installed it in "
-               f"{result.path}", err=True)
+    typer.echo(
+        f"verified bundle {result.bundle} ({result.name}) and installed it in {result.path}",
+        err=True,
+    )
     for domain_id in result.registered:
         typer.echo(f"  registered {domain_id}", err=True)
     for wheel in result.wheels:
         if not wheel["installed"]:
-            typer.echo(f"  not installed: {Path(wheel['file']).name} holds plugin code. Install "
-                       f"it with `{wheel['install_command']}` or pull again with "
-                       "--trust-remote-code", err=True)
+            typer.echo(
+                f"  not installed: {Path(wheel['file']).name} holds plugin code. Install "
+                f"it with `{wheel['install_command']}` or pull again with "
+                "--trust-remote-code",
+                err=True,
+            )
 
 
 @handle_errors
-def lock(mixture: Path = typer.Option(..., "--mixture", help="A mixture YAML or JSON file."),
-         out: Path = typer.Option(Path("rlhub.lock"), "--out", help="Where to write the lock."),
-         json_out: bool = JsonOpt) -> None:
+def lock(
+    mixture: Path = typer.Option(..., "--mixture", help="A mixture YAML or JSON file."),
+    out: Path = typer.Option(Path("rlhub.lock"), "--out", help="Where to write the lock."),
+    json_out: bool = JsonOpt,
+) -> None:
     """Write a lock pinning the plugin versions, domain versions and hashes of a mixture."""
     from rlhub.hub.lock import mixture_lock, write_lock
 
     made = mixture_lock(mixture, get_registry())
     write_lock(made, out)
     if json_out:
-        emit_json({"path": str(out), "lock_hash": made["lock_hash"],
-                   "domains": sorted(made["domains"])})
+        emit_json(
+            {"path": str(out), "lock_hash": made["lock_hash"], "domains": sorted(made["domains"])}
+        )
         return
-    typer.echo(f"wrote {out}: {len(made['domains'])} domains, lock hash {made['lock_hash']}",
-               err=True)
+    typer.echo(
+        f"wrote {out}: {len(made['domains'])} domains, lock hash {made['lock_hash']}", err=True
+    )
 
 
 @handle_errors
-def new_plugin(name: str = typer.Argument(..., help="The plugin's name and domain namespace."),
-               dir_: Path = typer.Option(Path("."), "--dir", help="Folder to create NAME/ in."),
-               json_out: bool = JsonOpt) -> None:
+def new_plugin(
+    name: str = typer.Argument(..., help="The plugin's name and domain namespace."),
+    dir_: Path = typer.Option(Path("."), "--dir", help="Folder to create NAME/ in."),
+    json_out: bool = JsonOpt,
+) -> None:
     """Scaffold a plugin package that installs and passes `rlhub check` as generated."""
     from rlhub.hub.errors import HubError
     from rlhub.hub.scaffold import new_plugin as scaffold
 
     taken = get_registry().plugins.get(name)
     if taken is not None:
-        raise HubError(f"new plugin {name}: a plugin named {name!r} is already installed (from "
-                       f"{taken.distribution}); pick another name")
+        raise HubError(
+            f"new plugin {name}: a plugin named {name!r} is already installed (from "
+            f"{taken.distribution}); pick another name"
+        )
     dest = scaffold(name, dir_)
     if json_out:
         emit_json({"path": str(dest), "domains": [f"{name}/sum-v1"]})
         return
-    typer.echo(f"created {dest}; next:\n  pip install -e {dest}\n  rlhub check {name}/sum-v1\n"
-               f"  pytest {dest / 'tests'}", err=True)
+    typer.echo(
+        f"created {dest}; next:\n  pip install -e {dest}\n  rlhub check {name}/sum-v1\n"
+        f"  pytest {dest / 'tests'}",
+        err=True,
+    )

@@ -75,6 +75,7 @@ def eval_cmd(
     flush_every: int = typer.Option(16, "--flush-every", min=1,
                                     help="Trajectories per committed part."),
     policy_options: str = typer.Option("{}", "--policy-options", help="Policy options as JSON."),
+    locked: str = typer.Option(None, "--locked", help="Refuse to run unless this lock matches."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Roll a policy out over a mixture; write trajectories and metrics.json to --out."""
@@ -84,7 +85,7 @@ def eval_cmd(
     cfg = EvalConfig(mixture=mixture, policy=policy, out=out, n=n, k=k, split=split, seed=seed,
                      concurrency=concurrency, temperature=temperature, max_tokens=max_tokens,
                      resume=resume, flush_every=flush_every,
-                     policy_options=_options(policy_options))
+                     policy_options=_options(policy_options), locked=locked)
     bars = RichProgress()
     try:
         metrics = run_eval(cfg, registry=get_registry(), progress=bars)

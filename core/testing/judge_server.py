@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from fastapi import Request  # module level: FastAPI resolves the handler's annotation here
 
@@ -135,10 +135,10 @@ class ScriptedJudge:
         if self._thread is not None:
             self._thread.join(timeout=10)
 
-    def __enter__(self) -> ScriptedJudge:
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # -- HTTP --------------------------------------------------------------------------------
@@ -229,7 +229,7 @@ class ScriptedJudge:
         if as_json:
             blocks = re.findall(r'\{"scores": \{([^}]*)\}', prompt)  # the last: the format line
             return re.findall(r'"([a-z][a-z0-9_]*)": <int>', blocks[-1]) if blocks else []
-        named = re.findall(r"^SCORE ([a-z][a-z0-9_]*): <int>$", prompt, re.M)
+        named = re.findall(r"^SCORE ([a-z][a-z0-9_]*): <int>$", prompt, re.MULTILINE)
         return named or [""]
 
 

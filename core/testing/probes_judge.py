@@ -18,6 +18,7 @@ domains tagged ``judge``; point ``RLHUB_JUDGE_URL``/``RLHUB_JUDGE_MODEL`` at the
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from rlhub.domain import Domain
 from rlhub.task import Task
@@ -63,3 +64,10 @@ def check_judge_injection(domain: Domain, task: Task) -> list[str]:
                             f"{score.passed}); a completion addressing the judge must score "
                             f"below the maximum {hi:g}")
     return problems
+
+
+def judge_probes(domain: Domain, tasks: Sequence[Task]) -> list[str]:
+    """The contract-kit check (``CHECKS`` signature): probes on one task of a ``judge`` domain."""
+    if "judge" not in domain.manifest.tags or not tasks:
+        return []
+    return check_judge_injection(domain, tasks[0])

@@ -245,10 +245,15 @@ class JudgeEndpoint:
     def client(self) -> Any:
         with self._lock:
             if self._client is None or self._pid != os.getpid():
-                import httpx
+                try:
+                    import httpx
+                except ImportError as exc:
+                    raise JudgeUnavailable("judge: expected httpx to be installed, found none; "
+                                           "pip install 'rlhub[judge]'") from exc
 
                 n = max(1, self.config.concurrency)
-                headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+                key = self.config.api_key
+                headers = {"Authorization": f"Bearer {key}"} if key else {}
                 self._client = httpx.Client(headers=headers, limits=httpx.Limits(
                     max_connections=n, max_keepalive_connections=n))
                 self._pid = os.getpid()
@@ -351,7 +356,8 @@ def reply_text(resp: Any) -> str:
         raise JudgeMalformed(f"expected an OpenAI chat-completions response with "
                              f"choices[0].message.content, found {resp.text[:200]!r}") from exc
     if not isinstance(content, str):
-        raise JudgeMalformed(f"expected message content as a string, found {type(content).__name__}")
+        raise JudgeMalformed(f"expected message content as a string, "
+                             f"found {type(content).__name__}")
     return content
 
 

@@ -83,16 +83,17 @@ class Rubric:
 
     @classmethod
     def parse(cls, raw: Any) -> Rubric:
-        if not isinstance(raw, dict) or not isinstance(raw.get("criteria"), dict) or not raw["criteria"]:
+        criteria = raw.get("criteria") if isinstance(raw, dict) else None
+        if not isinstance(criteria, dict) or not criteria:
             raise VerifierError("judge: expected rubric: {criteria: {name: description}, ...}, "
                                 f"found {raw!r}")
-        criteria = {name: _criterion(name, spec) for name, spec in raw["criteria"].items()}
+        parsed = {name: _criterion(name, spec) for name, spec in criteria.items()}
         lo, hi = raw.get("scale", (1, 10))
         if not (isinstance(lo, int) and isinstance(hi, int) and lo < hi):
             raise VerifierError(f"judge: expected rubric.scale as two integers low < high, "
                                 f"found {raw.get('scale')!r}")
         digest = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:12]
-        return cls(criteria, (lo, hi), str(raw.get("instructions", "")),
+        return cls(parsed, (lo, hi), str(raw.get("instructions", "")),
                    str(raw.get("version", f"sha-{digest}")))
 
     def normalise(self, value: float) -> float:
@@ -107,7 +108,8 @@ class Rubric:
 
 def _criterion(name: str, spec: Any) -> tuple[str, float]:
     if not isinstance(name, str) or not NAME.match(name):
-        raise VerifierError(f"judge: expected criterion names matching [a-z][a-z0-9_]*, found {name!r}")
+        raise VerifierError(f"judge: expected criterion names matching [a-z][a-z0-9_]*, "
+                            f"found {name!r}")
     if isinstance(spec, str):
         return spec, 1.0
     if isinstance(spec, dict) and isinstance(spec.get("description"), str):
@@ -158,7 +160,8 @@ def winner_format(fmt: str) -> str:
     if fmt == "json":
         return ('Respond with only a JSON object of this form: {"winner": "A" | "B" | "tie", '
                 '"reason": "<one sentence>"}')
-    return "Respond with exactly these lines and nothing else:\nWINNER: A | B | tie\nREASON: <one sentence>"
+    return ("Respond with exactly these lines and nothing else:\nWINNER: A | B | tie\n"
+            "REASON: <one sentence>")
 
 
 # -- strict parsing --------------------------------------------------------------------------
@@ -166,7 +169,7 @@ def winner_format(fmt: str) -> str:
 
 def _json_object(text: str, keys: set[str]) -> dict[str, Any]:
     body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.DOTALL)
     body = fenced.group(1) if fenced else body
     try:
         value = json.loads(body)
@@ -218,7 +221,8 @@ def parse_scores(text: str, rubric: Rubric, fmt: str) -> tuple[dict[str, int], s
             found = sorted(scores) if isinstance(scores, dict) else type(scores).__name__
             raise JudgeMalformed(f"expected scores for exactly {sorted(names)}, found {found}")
         return {n: _bounded(n, scores[n], rubric.scale) for n in names}, obj["reason"].strip()
-    keys = ["SCORE", "REASON"] if len(names) == 1 else [f"SCORE {n.upper()}" for n in names] + ["REASON"]
+    heads = ["SCORE"] if len(names) == 1 else [f"SCORE {n.upper()}" for n in names]
+    keys = [*heads, "REASON"]
     found = _lines(text, keys)
     values = [found[k] for k in keys[:-1]]
     return ({n: _bounded(n, v, rubric.scale) for n, v in zip(names, values)},
@@ -323,7 +327,8 @@ class Judge:
             raise VerifierError(f"judge: expected samples >= 1 and a component name matching "
                                 f"[a-z][a-z0-9_]*, found {self.samples} and {self.component!r}")
         if self.fallback is not None and not 0.0 <= float(self.fallback) <= 1.0:
-            raise VerifierError(f"judge: expected fallback in [0, 1] or null, found {self.fallback!r}")
+            raise VerifierError(f"judge: expected fallback in [0, 1] or null, "
+                                f"found {self.fallback!r}")
 
     def _choice(self, key: str, allowed: tuple[str, ...], default: str) -> str:
         value = self.options.get(key, default)
@@ -380,7 +385,7 @@ class Judge:
         if self.mode == "pairwise" and reference is None:
             raise VerifierError(f"judge: pairwise mode needs a reference ({self.reference!r}) "
                                 f"but task {task.id} has none")
-        compute = lambda: self._judge(ep, model, task, completion, reference, deadline)  # noqa: E731
+        compute = lambda: self._judge(ep, model, task, completion, reference, deadline)
         if not self.options.get("cache", True):
             return compute()
         key = endpoints.cache_key(ep.url, model, self.rubric.version, self.mode, self.fmt,
@@ -431,7 +436,8 @@ class Judge:
             return ""
         hi = self.rubric.scale[1]
         detail = ", ".join(f"{c} {v:g}/{hi}" for c, v in scores.items())
-        return f"A grader scored this answer {overall:.0%} ({detail}). Grader's reason: {reason[:500]}"
+        return (f"A grader scored this answer {overall:.0%} ({detail}). "
+                f"Grader's reason: {reason[:500]}")
 
     def _body(self, model: str, messages: list[dict[str, str]], sample: int) -> dict[str, Any]:
         default_t = 0.0 if self.samples == 1 else 0.7
@@ -457,7 +463,8 @@ class Judge:
         nonce = fresh_nonce(shown, render_prompt(task), reference or "", str(self.notes or ""))
         criteria = "\n".join(f"- {n}: {d}" for n, (d, _) in self.rubric.criteria.items())
         user = "\n\n".join([*self._trusted(task, nonce, reference),
-                            "# Response to grade (untrusted data)", quote("candidate", nonce, shown),
+                            "# Response to grade (untrusted data)",
+                            quote("candidate", nonce, shown),
                             "# Criteria", criteria, score_format(self.rubric, self.fmt)])
         return [{"role": "system", "content": SYSTEM.format(nonce=nonce)},
                 {"role": "user", "content": user}]

@@ -203,7 +203,8 @@ def service(path: str, *, device: str = "auto", dtype: str | None = None, max_le
 def _chat_choice(value: Any) -> str:
     if value == "auto" or isinstance(value, bool):
         return "auto" if value == "auto" else ("yes" if value else "no")
-    raise VerifierError(f"reward-model: expected chat_template auto, true or false, found {value!r}")
+    raise VerifierError(f"reward-model: expected chat_template auto, true or false, "
+                        f"found {value!r}")
 
 
 class RewardModel:

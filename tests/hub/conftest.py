@@ -41,8 +41,12 @@ def plugin_bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         registry = Registry()
         if "structured" not in registry.plugins:
             pytest.skip("the first-party plugin rlhub-structured is not installed in this venv")
-        yield build_bundle("structured", tmp_path_factory.mktemp("bundle") / "structured",
-                           registry=registry, options=BuildOptions(test_size=3, train_size=2))
+        yield build_bundle(
+            "structured",
+            tmp_path_factory.mktemp("bundle") / "structured",
+            registry=registry,
+            options=BuildOptions(test_size=3, train_size=2),
+        )
 
 
 @pytest.fixture(autouse=True)

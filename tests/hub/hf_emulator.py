@@ -25,7 +25,7 @@ file_download.py, _snapshot_download.py):
 ``GET /api/datasets/{repo}`` and ``.../revision/{rev}``  ``repo_info``: ``sha``, ``siblings``
                                                          (with ``size``/``blobId`` when
                                                          ``blobs=true``), ``cardData``, ``tags``
-``GET /api/datasets/{repo}/tree/{rev}[/{path}]``         ``list_repo_tree`` (``recursive``), one page
+``GET /api/datasets/{repo}/tree/{rev}[/{path}]``         ``list_repo_tree`` (``recursive``), 1 page
 ``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``   file metadata (``X-Repo-Commit``, ``ETag``
                                                          = git blob oid, ``Content-Length``) and
                                                          content
@@ -47,14 +47,16 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.whl filter=lfs diff=lfs merge=lfs -text\n"
+GITATTRIBUTES = (
+    b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.whl filter=lfs diff=lfs merge=lfs -text\n"
+)
 
 
 def git_blob_oid(data: bytes) -> str:
@@ -88,9 +90,14 @@ class Repo:
 
     def commit(self, branch: str, files: dict[str, bytes], message: str) -> Commit:
         parent = self.branches.get(branch)
-        blob = json.dumps({"parent": parent, "message": message,
-                           "files": {p: git_blob_oid(d) for p, d in sorted(files.items())},
-                           "n": len(self.commits)}).encode()
+        blob = json.dumps(
+            {
+                "parent": parent,
+                "message": message,
+                "files": {p: git_blob_oid(d) for p, d in sorted(files.items())},
+                "n": len(self.commits),
+            }
+        ).encode()
         made = Commit(hashlib.sha1(blob).hexdigest(), parent, message, files, hub_date())
         self.commits[made.oid] = made
         self.branches[branch] = made.oid
@@ -99,7 +106,7 @@ class Repo:
 
 def hub_date() -> str:
     """Now, in the Hub's date format (``2024-05-01T12:00:00.000Z``)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def hub_error(status: int, code: str | None, message: str) -> JSONResponse:
@@ -124,7 +131,9 @@ class HubState:
             return False
         return self.token is None or auth[7:].strip() == self.token
 
-    def lookup(self, repo_id: str, revision: str | None = None) -> tuple[Repo | None, Commit | None, JSONResponse | None]:
+    def lookup(
+        self, repo_id: str, revision: str | None = None
+    ) -> tuple[Repo | None, Commit | None, JSONResponse | None]:
         repo = self.repos.get(repo_id)
         if repo is None:
             return None, None, hub_error(404, "RepoNotFound", f"Repository {repo_id} not found")
@@ -149,7 +158,9 @@ def front_matter(text: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"invalid YAML: {exc}"
     if not isinstance(meta, dict):
         return None, "front matter must be a mapping"
-    if "tags" in meta and not (isinstance(meta["tags"], list) and all(isinstance(t, str) for t in meta["tags"])):
+    if "tags" in meta and not (
+        isinstance(meta["tags"], list) and all(isinstance(t, str) for t in meta["tags"])
+    ):
         return None, "tags must be a list of strings"
     if "license" in meta and not isinstance(meta["license"], str):
         return None, "license must be a string"
@@ -171,13 +182,18 @@ def make_app(state: HubState) -> FastAPI:
             return hub_error(401, None, "Invalid credentials in Authorization header")
         body = await request.json()
         if body.get("type") != "dataset":
-            return hub_error(400, None, f"this emulator serves dataset repos only, got {body.get('type')!r}")
-        repo_id = f"{body['organization']}/{body['name']}" if body.get("organization") else body["name"]
+            return hub_error(
+                400, None, f"this emulator serves dataset repos only, got {body.get('type')!r}"
+            )
+        repo_id = (
+            f"{body['organization']}/{body['name']}" if body.get("organization") else body["name"]
+        )
         url = f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}"
         with state.lock:
             if repo_id in state.repos:  # the Hub's 409 carries the URL, which exist_ok returns
-                return JSONResponse({"error": "You already created this dataset repo", "url": url},
-                                    status_code=409)
+                return JSONResponse(
+                    {"error": "You already created this dataset repo", "url": url}, status_code=409
+                )
             repo = state.repos[repo_id] = Repo(repo_id)
             repo.commit("main", {".gitattributes": GITATTRIBUTES}, "initial commit")
         return JSONResponse({"url": url, "name": repo_id, "id": repo_id})
@@ -201,8 +217,14 @@ def make_app(state: HubState) -> FastAPI:
         out = []
         for f in files:
             existing = commit.files.get(f["path"])
-            out.append({"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
-                        "oid": git_blob_oid(existing) if existing is not None else None})
+            out.append(
+                {
+                    "path": f["path"],
+                    "uploadMode": "regular",
+                    "shouldIgnore": False,
+                    "oid": git_blob_oid(existing) if existing is not None else None,
+                }
+            )
         return JSONResponse({"files": out, "commitOid": commit.oid})
 
     @app.post("/api/datasets/{org}/{name}/commit/{revision}")
@@ -222,8 +244,9 @@ def make_app(state: HubState) -> FastAPI:
                 return hub_error(400, None, problem)
             made = repo.commit(revision, files, message)
         url = f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}/commit/{made.oid}"
-        return JSONResponse({"commitUrl": url, "commitOid": made.oid, "success": True,
-                             "pullRequestUrl": None})
+        return JSONResponse(
+            {"commitUrl": url, "commitOid": made.oid, "success": True, "pullRequestUrl": None}
+        )
 
     @app.post("/api/datasets/{org}/{name}/tag/{revision}")
     async def create_tag(org: str, name: str, revision: str, request: Request) -> Response:
@@ -248,13 +271,20 @@ def make_app(state: HubState) -> FastAPI:
         def ref(kind: str, n: str, oid: str) -> dict[str, str]:
             return {"name": n, "ref": f"refs/{kind}/{n}", "targetCommit": oid}
 
-        return JSONResponse({"branches": [ref("heads", n, o) for n, o in repo.branches.items()],
-                             "tags": [ref("tags", n, o) for n, o in repo.tags.items()],
-                             "converts": [], "pullRequests": []})
+        return JSONResponse(
+            {
+                "branches": [ref("heads", n, o) for n, o in repo.branches.items()],
+                "tags": [ref("tags", n, o) for n, o in repo.tags.items()],
+                "converts": [],
+                "pullRequests": [],
+            }
+        )
 
     @app.get("/api/datasets/{org}/{name}/tree/{revision}")
     @app.get("/api/datasets/{org}/{name}/tree/{revision}/{path:path}")
-    async def tree(org: str, name: str, revision: str, request: Request, path: str = "") -> Response:
+    async def tree(
+        org: str, name: str, revision: str, request: Request, path: str = ""
+    ) -> Response:
         _, commit, error = state.lookup(f"{org}/{name}", revision)
         if error:
             return error
@@ -269,14 +299,28 @@ def make_app(state: HubState) -> FastAPI:
             return error
         blobs = request.query_params.get("blobs", "false").lower() in ("1", "true")
         meta, _ = front_matter(commit.files.get("README.md", b"").decode(errors="replace"))
-        siblings = [{"rfilename": p, **({"size": len(d), "blobId": git_blob_oid(d)} if blobs else {})}
-                    for p, d in sorted(commit.files.items())]
-        return JSONResponse({"_id": repo.repo_id, "id": repo.repo_id, "author": org,
-                             "sha": commit.oid, "lastModified": commit.date,
-                             "createdAt": repo.commits[next(iter(repo.commits))].date,
-                             "private": False, "gated": False, "disabled": False,
-                             "downloads": 0, "likes": 0, "tags": (meta or {}).get("tags", []),
-                             "cardData": meta or {}, "siblings": siblings})
+        siblings = [
+            {"rfilename": p, **({"size": len(d), "blobId": git_blob_oid(d)} if blobs else {})}
+            for p, d in sorted(commit.files.items())
+        ]
+        return JSONResponse(
+            {
+                "_id": repo.repo_id,
+                "id": repo.repo_id,
+                "author": org,
+                "sha": commit.oid,
+                "lastModified": commit.date,
+                "createdAt": repo.commits[next(iter(repo.commits))].date,
+                "private": False,
+                "gated": False,
+                "disabled": False,
+                "downloads": 0,
+                "likes": 0,
+                "tags": (meta or {}).get("tags", []),
+                "cardData": meta or {},
+                "siblings": siblings,
+            }
+        )
 
     @app.api_route("/datasets/{org}/{name}/resolve/{revision}/{path:path}", methods=["GET", "HEAD"])
     async def resolve(org: str, name: str, revision: str, path: str, request: Request) -> Response:
@@ -288,15 +332,21 @@ def make_app(state: HubState) -> FastAPI:
             response = hub_error(404, "EntryNotFound", f"{path} does not exist at {revision}")
             response.headers["X-Repo-Commit"] = commit.oid
             return response
-        headers = {"X-Repo-Commit": commit.oid, "ETag": f'"{git_blob_oid(data)}"',
-                   "Content-Length": str(len(data)), "Content-Type": "application/octet-stream",
-                   "Accept-Ranges": "none"}
+        headers = {
+            "X-Repo-Commit": commit.oid,
+            "ETag": f'"{git_blob_oid(data)}"',
+            "Content-Length": str(len(data)),
+            "Content-Type": "application/octet-stream",
+            "Accept-Ranges": "none",
+        }
         return Response(content=b"" if request.method == "HEAD" else data, headers=headers)
 
     return app
 
 
-def apply_operations(files: dict[str, bytes], lines: list[dict[str, Any]]) -> tuple[dict[str, bytes], str, str | None]:
+def apply_operations(
+    files: dict[str, bytes], lines: list[dict[str, Any]]
+) -> tuple[dict[str, bytes], str, str | None]:
     """Apply a commit's ndjson operations to a tree: ``(files, message, problem)``."""
     message = ""
     for line in lines:
@@ -325,16 +375,27 @@ def tree_entries(commit: Commit, path: str, recursive: bool) -> list[dict[str, A
     for file_path, data in sorted(commit.files.items()):
         if not file_path.startswith(prefix):
             continue
-        parts = file_path[len(prefix):].split("/")
+        parts = file_path[len(prefix) :].split("/")
         for depth in range(1, len(parts)):
             folder = prefix + "/".join(parts[:depth])
-            entries.setdefault(folder, {"type": "directory", "oid": hashlib.sha1(folder.encode()).hexdigest(),
-                                        "size": 0, "path": folder})
+            entries.setdefault(
+                folder,
+                {
+                    "type": "directory",
+                    "oid": hashlib.sha1(folder.encode()).hexdigest(),
+                    "size": 0,
+                    "path": folder,
+                },
+            )
             if not recursive:
                 break
         if recursive or len(parts) == 1:
-            entries[file_path] = {"type": "file", "oid": git_blob_oid(data), "size": len(data),
-                                  "path": file_path}
+            entries[file_path] = {
+                "type": "file",
+                "oid": git_blob_oid(data),
+                "size": len(data),
+                "path": file_path,
+            }
     return list(entries.values())
 
 
@@ -351,8 +412,9 @@ class EmulatedHub:
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
         config = uvicorn.Config(make_app(self.state), log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
 
     def __enter__(self) -> EmulatedHub:
         self._thread.start()

@@ -6,21 +6,38 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROWS = [{"qid": f"q{i}", "question": f"What is {i} + {i}? Answer with the number only.",
-         "ans": str(2 * i)} for i in range(30)]
+ROWS = [
+    {
+        "qid": f"q{i}",
+        "question": f"What is {i} + {i}? Answer with the number only.",
+        "ans": str(2 * i),
+    }
+    for i in range(30)
+]
 
 
-def write_data_domain(root: Path, *, dataset: str = "../data/rows.jsonl",
-                      rows: list[dict[str, Any]] = ROWS, **extra: Any) -> Path:
+def write_data_domain(
+    root: Path,
+    *,
+    dataset: str = "../data/rows.jsonl",
+    rows: list[dict[str, Any]] = ROWS,
+    **extra: Any,
+) -> Path:
     """A data-only domain file ``root/domains/double.yaml`` and its JSONL dataset."""
     (root / "domains").mkdir(parents=True, exist_ok=True)
     data = (root / "domains" / dataset).resolve()
     data.parent.mkdir(parents=True, exist_ok=True)
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = {"id": "mydata/double-v1", "dataset": dataset, "license": "CC-BY-4.0",
-            "split": {"test_fraction": 0.3}, "tags": ["data", "arithmetic"],
-            "fields": {"id": "qid", "prompt": "question", "answer": "ans"},
-            "verifier": "exact", **extra}
+    spec = {
+        "id": "mydata/double-v1",
+        "dataset": dataset,
+        "license": "CC-BY-4.0",
+        "split": {"test_fraction": 0.3},
+        "tags": ["data", "arithmetic"],
+        "fields": {"id": "qid", "prompt": "question", "answer": "ans"},
+        "verifier": "exact",
+        **extra,
+    }
     path = root / "domains" / "double.yaml"
     path.write_text(json.dumps(spec, indent=2))  # JSON is YAML
     return path

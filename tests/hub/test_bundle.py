@@ -22,12 +22,18 @@ SMALL = BuildOptions(test_size=4, train_size=3)
 
 
 def test_a_data_only_bundle_holds_manifest_card_task_sets_domain_file_and_a_lock_of_every_file(
-        tmp_path, data_registry):
+    tmp_path, data_registry
+):
     bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
     files = set(bundle.lock["files"])
-    assert files == {"README.md", "manifests/mydata--double-v1.json", "domains/double.yaml",
-                     "domains/data/rows.jsonl", "data/mydata--double-v1/test.parquet",
-                     "data/mydata--double-v1/train.parquet"}
+    assert files == {
+        "README.md",
+        "manifests/mydata--double-v1.json",
+        "domains/double.yaml",
+        "domains/data/rows.jsonl",
+        "data/mydata--double-v1/test.parquet",
+        "data/mydata--double-v1/train.parquet",
+    }
     for rel, info in bundle.lock["files"].items():
         assert sha256_file(bundle.root / rel) == info["sha256"]
         assert (bundle.root / rel).stat().st_size == info["size"]
@@ -36,18 +42,27 @@ def test_a_data_only_bundle_holds_manifest_card_task_sets_domain_file_and_a_lock
     assert [r["id"] for r in test] == [t.id for t in domain.sample(4, split="test", seed=0)]
     assert all(r["split"] == "test" and json.loads(r["answer"]) for r in test)
     entry = bundle.lock["domains"]["mydata/double-v1"]
-    assert entry["verifier_code_hash"] == domain_record(data_registry.manifest("mydata/double-v1"))[
-        "verifier_code_hash"]
-    assert (entry["code"], entry["dockerfile"], entry["image_digest"]) == ("domains/double.yaml", None, None)
+    assert (
+        entry["verifier_code_hash"]
+        == domain_record(data_registry.manifest("mydata/double-v1"))["verifier_code_hash"]
+    )
+    assert (entry["code"], entry["dockerfile"], entry["image_digest"]) == (
+        "domains/double.yaml",
+        None,
+        None,
+    )
 
 
-def test_a_dataset_outside_the_domain_folder_is_copied_in_and_the_path_rewritten(tmp_path, data_registry):
+def test_a_dataset_outside_the_domain_folder_is_copied_in_and_the_path_rewritten(
+    tmp_path, data_registry
+):
     bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
     spec = yaml.safe_load((bundle.root / "domains/double.yaml").read_text())
     assert spec["dataset"] == "data/rows.jsonl"
     pulled = Registry(domain_files=[bundle.root / "domains/double.yaml"], autoload=False)
-    assert pulled.get("mydata/double-v1").task("test", 0, 1) == \
-        data_registry.get("mydata/double-v1").task("test", 0, 1)
+    assert pulled.get("mydata/double-v1").task("test", 0, 1) == data_registry.get(
+        "mydata/double-v1"
+    ).task("test", 0, 1)
 
 
 def test_a_dataset_beside_the_domain_file_is_bundled_byte_for_byte(tmp_path):
@@ -56,28 +71,40 @@ def test_a_dataset_beside_the_domain_file_is_bundled_byte_for_byte(tmp_path):
     bundle = build_bundle("mydata/double-v1", tmp_path / "b", registry=registry, options=SMALL)
     assert (bundle.root / "domains/double.yaml").read_bytes() == path.read_bytes()
     assert bundle.name == "mydata--double-v1"
-    assert sorted(f for f in bundle.lock["files"] if f.startswith("domains/")) == \
-        ["domains/double.yaml", "domains/rows.jsonl"]
+    assert sorted(f for f in bundle.lock["files"] if f.startswith("domains/")) == [
+        "domains/double.yaml",
+        "domains/rows.jsonl",
+    ]
 
 
-def test_the_bundle_id_is_the_lock_hash_and_the_same_domains_give_the_same_id(tmp_path, data_registry):
+def test_the_bundle_id_is_the_lock_hash_and_the_same_domains_give_the_same_id(
+    tmp_path, data_registry
+):
     first = build_bundle("mydata", tmp_path / "one", registry=data_registry, options=SMALL)
     again = build_bundle("mydata", tmp_path / "two", registry=data_registry, options=SMALL)
     assert first.id == lock_hash(first.lock) == again.id
-    bigger = build_bundle("mydata", tmp_path / "three", registry=data_registry,
-                          options=BuildOptions(test_size=5, train_size=3))
+    bigger = build_bundle(
+        "mydata",
+        tmp_path / "three",
+        registry=data_registry,
+        options=BuildOptions(test_size=5, train_size=3),
+    )
     assert bigger.id != first.id
 
 
-def test_the_card_is_tagged_rlhub_and_lists_license_domains_and_reward_components(tmp_path, data_registry):
+def test_the_card_is_tagged_rlhub_and_lists_license_domains_and_reward_components(
+    tmp_path, data_registry
+):
     bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
     text = (bundle.root / "README.md").read_text()
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["tags"][0] == "rlhub" and "arithmetic" in meta["tags"]
     assert (meta["license"], meta["domains"]) == ("cc-by-4.0", ["mydata/double-v1"])
     assert meta["reward_components"] == {"mydata/double-v1": ["correct"]}
-    assert meta["configs"][0]["data_files"][0] == {"split": "test",
-                                                   "path": "data/mydata--double-v1/test.parquet"}
+    assert meta["configs"][0]["data_files"][0] == {
+        "split": "test",
+        "path": "data/mydata--double-v1/test.parquet",
+    }
     assert "## Usage" in text and "rlhub pull" in text
 
 
@@ -85,7 +112,9 @@ def test_a_sandbox_dockerfile_named_by_the_manifest_is_bundled_and_hashed_by_con
     dockerfile = tmp_path / "img" / "Dockerfile"
     dockerfile.parent.mkdir()
     dockerfile.write_text("FROM python:3.11-slim\n")
-    path = write_data_domain(tmp_path / "src", sandbox={"kind": "local", "dockerfile": str(dockerfile)})
+    path = write_data_domain(
+        tmp_path / "src", sandbox={"kind": "local", "dockerfile": str(dockerfile)}
+    )
     registry = Registry(domain_files=[path], autoload=False)
     bundle = build_bundle("mydata", tmp_path / "b", registry=registry, options=SMALL)
     rel = bundle.lock["domains"]["mydata/double-v1"]["dockerfile"]
@@ -94,8 +123,12 @@ def test_a_sandbox_dockerfile_named_by_the_manifest_is_bundled_and_hashed_by_con
     moved = tmp_path / "elsewhere" / "Dockerfile"
     moved.parent.mkdir()
     shutil.copy(dockerfile, moved)
-    path2 = write_data_domain(tmp_path / "src2", sandbox={"kind": "local", "dockerfile": str(moved)})
-    record = domain_record(Registry(domain_files=[path2], autoload=False).manifest("mydata/double-v1"))
+    path2 = write_data_domain(
+        tmp_path / "src2", sandbox={"kind": "local", "dockerfile": str(moved)}
+    )
+    record = domain_record(
+        Registry(domain_files=[path2], autoload=False).manifest("mydata/double-v1")
+    )
     assert record["manifest_hash"] == bundle.lock["domains"]["mydata/double-v1"]["manifest_hash"]
 
 
@@ -117,11 +150,14 @@ def test_a_distribution_installed_from_a_wheel_has_no_source_and_the_error_says_
     assert str(err.value) == (
         "cannot find the source of pyyaml to build its wheel: it was installed from an index or a "
         "wheel, not from a local source folder. Reinstall it with `pip install -e DIR` or pass "
-        "--source DIR.")
+        "--source DIR."
+    )
 
 
 def test_unknown_plugins_and_non_empty_output_folders_are_refused(tmp_path, data_registry):
-    with pytest.raises(Exception, match=r"unknown plugin or domain id 'mydat'; did you mean 'mydata'\?"):
+    with pytest.raises(
+        Exception, match=r"unknown plugin or domain id 'mydat'; did you mean 'mydata'\?"
+    ):
         build_bundle("mydat", tmp_path / "a", registry=data_registry)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
@@ -141,7 +177,8 @@ def test_verification_names_every_tampered_and_missing_file(tmp_path, data_regis
     assert str(err.value) == (
         "bundle at file:///x failed verification: "
         "file data/mydata--double-v1/train.parquet is listed in rlhub.lock but missing; "
-        f"file domains/data/rows.jsonl was tampered with: expected sha256 {expected}, found {found}")
+        f"file domains/data/rows.jsonl was tampered with: expected sha256 {expected}, found {found}"
+    )
 
 
 def test_a_lock_edited_after_it_was_written_is_refused(tmp_path, data_registry):

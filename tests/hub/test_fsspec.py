@@ -26,12 +26,26 @@ def home() -> Path:
 
 def test_push_then_pull_through_a_file_url_registers_the_same_domain(tmp_path, data_domain, cli):
     remote = (tmp_path / "remote").as_uri()
-    pushed = cli("--domains-file", data_domain, "push", "mydata", "--to", remote,
-                 "--revision", "v1", "--test-size", 4, "--json")
+    pushed = cli(
+        "--domains-file",
+        data_domain,
+        "push",
+        "mydata",
+        "--to",
+        remote,
+        "--revision",
+        "v1",
+        "--test-size",
+        4,
+        "--json",
+    )
     assert pushed.exit_code == 0, pushed.output
     info = json.loads(pushed.stdout)
-    assert (info["revision"], info["domains"], info["pull"]) == ("v1", ["mydata/double-v1"],
-                                                                 f"{remote}@v1")
+    assert (info["revision"], info["domains"], info["pull"]) == (
+        "v1",
+        ["mydata/double-v1"],
+        f"{remote}@v1",
+    )
     pulled = cli("pull", f"{remote}@v1")
     assert pulled.exit_code == 0, pulled.output
     assert "registered mydata/double-v1" in pulled.stderr
@@ -39,8 +53,9 @@ def test_push_then_pull_through_a_file_url_registers_the_same_domain(tmp_path, d
     assert installed(home()) == [target]
     fresh, local = Registry(autoload=False), Registry(domain_files=[data_domain], autoload=False)
     assert fresh.manifest("mydata/double-v1").source == str(target / "domains" / "double.yaml")
-    assert fresh.get("mydata/double-v1").sample(5, split="train", seed=3) == \
-        local.get("mydata/double-v1").sample(5, split="train", seed=3)
+    assert fresh.get("mydata/double-v1").sample(5, split="train", seed=3) == local.get(
+        "mydata/double-v1"
+    ).sample(5, split="train", seed=3)
     listed = cli("list", "--json")
     assert "mydata/double-v1" in [row["id"] for row in json.loads(listed.stdout)]
 
@@ -52,9 +67,13 @@ def test_main_follows_the_last_push_while_a_tag_never_moves(tmp_path, data_domai
     remote = FsspecRemote(url)
     assert remote.refs() == {"main": second["bundle"], "v1": first["bundle"]}
     with pytest.raises(HubError) as err:
-        push("mydata", url, revision="v1", registry=data_registry, options=BuildOptions(test_size=6))
-    assert str(err.value) == (f"{url}: tag 'v1' already points at bundle {first['bundle']}; tags "
-                              f"never move, so push bundle {second['bundle']} under a new tag")
+        push(
+            "mydata", url, revision="v1", registry=data_registry, options=BuildOptions(test_size=6)
+        )
+    assert str(err.value) == (
+        f"{url}: tag 'v1' already points at bundle {first['bundle']}; tags "
+        f"never move, so push bundle {second['bundle']} under a new tag"
+    )
     again = push("mydata", url, revision="v1", registry=data_registry, options=SMALL)
     assert (again["bundle"], again["uploaded"]) == (first["bundle"], False)
 
@@ -62,8 +81,9 @@ def test_main_follows_the_last_push_while_a_tag_never_moves(tmp_path, data_domai
 def test_an_interrupted_push_leaves_every_ref_on_a_complete_bundle(tmp_path, data_registry):
     url = (tmp_path / "remote").as_uri()
     first = push("mydata", url, revision="v1", registry=data_registry, options=SMALL)
-    bundle = build_bundle("mydata", tmp_path / "next", registry=data_registry,
-                          options=BuildOptions(test_size=6))
+    bundle = build_bundle(
+        "mydata", tmp_path / "next", registry=data_registry, options=BuildOptions(test_size=6)
+    )
     blocker = tmp_path / "remote" / "bundles" / bundle.id / "data"
     blocker.parent.mkdir(parents=True)
     blocker.write_text("a file where the upload needs a folder")  # the upload fails half-way
@@ -81,8 +101,10 @@ def test_a_tampered_file_is_refused_by_name_and_nothing_is_installed(tmp_path, d
     tampered.write_text('{"qid": "q0", "question": "What is 0 + 0?", "ans": "1"}\n')
     with pytest.raises(IntegrityError) as err:
         pull(url)
-    assert f"bundle at {url}@main failed verification: file domains/data/rows.jsonl was " \
-           "tampered with: expected sha256 " in str(err.value)
+    assert (
+        f"bundle at {url}@main failed verification: file domains/data/rows.jsonl was "
+        "tampered with: expected sha256 " in str(err.value)
+    )
     assert str(err.value).endswith("The bundle was refused and nothing was installed.")
     assert installed(home()) == []
     assert "mydata/double-v1" not in Registry(autoload=False).ids()
@@ -91,9 +113,13 @@ def test_a_tampered_file_is_refused_by_name_and_nothing_is_installed(tmp_path, d
 def test_a_missing_file_is_refused_by_name(tmp_path, data_registry):
     url = (tmp_path / "remote").as_uri()
     bundle_id = push("mydata", url, registry=data_registry, options=SMALL)["bundle"]
-    (tmp_path / "remote" / "bundles" / bundle_id / "data" / "mydata--double-v1" / "test.parquet").unlink()
-    with pytest.raises(IntegrityError, match="file data/mydata--double-v1/test.parquet is listed "
-                                             "in rlhub.lock but missing"):
+    (
+        tmp_path / "remote" / "bundles" / bundle_id / "data" / "mydata--double-v1" / "test.parquet"
+    ).unlink()
+    with pytest.raises(
+        IntegrityError,
+        match="file data/mydata--double-v1/test.parquet is listed in rlhub.lock but missing",
+    ):
         pull(url)
     assert installed(home()) == []
 
@@ -105,8 +131,10 @@ def test_a_rewritten_lock_does_not_match_the_bundle_id_the_ref_names(tmp_path, d
     lock = json.loads(lock_path.read_text())
     lock["name"] = "other"
     lock_path.write_text(dumps(seal(lock)))  # self-consistent, but not the bundle pushed
-    with pytest.raises(IntegrityError, match=f"expected the bundle {bundle_id}, found a lock "
-                                             f"hashing to {lock['lock_hash']}"):
+    with pytest.raises(
+        IntegrityError,
+        match=f"expected the bundle {bundle_id}, found a lock hashing to {lock['lock_hash']}",
+    ):
         pull(url)
 
 
@@ -115,8 +143,10 @@ def test_an_unknown_revision_names_the_refs_that_exist(tmp_path, data_registry, 
     push("mydata", url, revision="v1", registry=data_registry, options=SMALL)
     with pytest.raises(RevisionNotFound) as err:
         pull(f"{url}@v9")
-    assert str(err.value) == (f"revision 'v9' not found at {url}: expected a tag, 'main' or a "
-                              "bundle id; the refs there are main, v1")
+    assert str(err.value) == (
+        f"revision 'v9' not found at {url}: expected a tag, 'main' or a "
+        "bundle id; the refs there are main, v1"
+    )
     result = cli("pull", f"{url}@v9")
     assert result.exit_code == 2 and result.stderr.startswith("error: revision 'v9' not found")
     with pytest.raises(RevisionNotFound, match="the refs there are none"):
@@ -124,11 +154,13 @@ def test_an_unknown_revision_names_the_refs_that_exist(tmp_path, data_registry, 
 
 
 def test_a_bundle_can_be_pulled_by_its_id_and_a_new_revision_replaces_the_installed_one(
-        tmp_path, data_registry):
+    tmp_path, data_registry
+):
     url = (tmp_path / "remote").as_uri()
     first = push("mydata", url, revision="v1", registry=data_registry, options=SMALL)["bundle"]
-    second = push("mydata", url, revision="v2", registry=data_registry,
-                  options=BuildOptions(test_size=6))["bundle"]
+    second = push(
+        "mydata", url, revision="v2", registry=data_registry, options=BuildOptions(test_size=6)
+    )["bundle"]
     assert pull(f"{url}@v1").path == str(home() / "envs" / "mydata" / "v1")
     by_id = pull(f"{url}@{second}")
     assert (by_id.bundle, by_id.replaced) == (second, [str(home() / "envs" / "mydata" / "v1")])
@@ -141,20 +173,29 @@ def test_a_domain_file_reading_outside_its_bundle_is_refused(tmp_path, data_regi
     yaml_path = bundle.root / "domains" / "double.yaml"
     yaml_path.write_text(yaml_path.read_text().replace("data/rows.jsonl", "/etc/passwd"))
     lock = dict(bundle.lock)
-    lock["files"] = {**lock["files"], "domains/double.yaml": {
-        "sha256": __import__("hashlib").sha256(yaml_path.read_bytes()).hexdigest(),
-        "size": yaml_path.stat().st_size}}
+    lock["files"] = {
+        **lock["files"],
+        "domains/double.yaml": {
+            "sha256": __import__("hashlib").sha256(yaml_path.read_bytes()).hexdigest(),
+            "size": yaml_path.stat().st_size,
+        },
+    }
     (bundle.root / "rlhub.lock").write_text(dumps(seal(lock)))
     url = (tmp_path / "remote").as_uri()
     FsspecRemote(url).push(type(bundle)(bundle.root, lock), None)
-    with pytest.raises(IntegrityError, match="bundle file domains/double.yaml: expected its "
-                                             "dataset to be a file of the bundle under domains/, "
-                                             "found '/etc/passwd'"):
+    with pytest.raises(
+        IntegrityError,
+        match="bundle file domains/double.yaml: expected its "
+        "dataset to be a file of the bundle under domains/, "
+        "found '/etc/passwd'",
+    ):
         pull(url)
     assert installed(home()) == []
 
 
-def test_a_plugin_bundle_is_verified_but_its_wheel_is_installed_only_with_trust(tmp_path, plugin_bundle, cli):
+def test_a_plugin_bundle_is_verified_but_its_wheel_is_installed_only_with_trust(
+    tmp_path, plugin_bundle, cli
+):
     url = (tmp_path / "remote").as_uri()
     FsspecRemote(url).push(plugin_bundle, "v1")
     result = cli("pull", f"{url}@v1")
@@ -162,8 +203,13 @@ def test_a_plugin_bundle_is_verified_but_its_wheel_is_installed_only_with_trust(
     (wheel,) = plugin_bundle.lock["wheels"]
     target = home() / "envs" / "structured" / "v1"
     assert (target / wheel["path"]).is_file()
-    assert f"not installed: {Path(wheel['path']).name} holds plugin code. Install it with " \
-           f"`" in result.stderr and "--trust-remote-code" in result.stderr
+    assert (
+        f"not installed: {Path(wheel['path']).name} holds plugin code. Install it with `"
+        in result.stderr
+        and "--trust-remote-code" in result.stderr
+    )
     data = json.loads(cli("pull", f"{url}@v1", "--json").stdout)
     assert data["registered"] == [] and data["wheels"][0]["installed"] is False
-    assert data["wheels"][0]["install_command"].endswith(f"-m pip install --no-deps {target / wheel['path']}")
+    assert data["wheels"][0]["install_command"].endswith(
+        f"-m pip install --no-deps {target / wheel['path']}"
+    )

@@ -38,15 +38,25 @@ def emulated_hub() -> Iterator[EmulatedHub]:
 def hub(emulated_hub: EmulatedHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> EmulatedHub:
     """The emulator, with huggingface_hub configured for it for this test only."""
     hf_home = tmp_path / "hf_home"
-    env = {"HF_ENDPOINT": emulated_hub.url, "HF_TOKEN": TOKEN, "HF_HOME": str(hf_home),
-           "HF_HUB_DISABLE_XET": "1", "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1"}
+    env = {
+        "HF_ENDPOINT": emulated_hub.url,
+        "HF_TOKEN": TOKEN,
+        "HF_HOME": str(hf_home),
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_OFFLINE": "0",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     from huggingface_hub import constants  # read after the environment is set
 
-    for name, value in {"HF_HUB_OFFLINE": False, "HF_HUB_DISABLE_XET": True,
-                        "HF_HOME": str(hf_home), "HF_HUB_CACHE": str(hf_home / "hub"),
-                        "HF_TOKEN_PATH": str(hf_home / "token")}.items():
+    for name, value in {
+        "HF_HUB_OFFLINE": False,
+        "HF_HUB_DISABLE_XET": True,
+        "HF_HOME": str(hf_home),
+        "HF_HUB_CACHE": str(hf_home / "hub"),
+        "HF_TOKEN_PATH": str(hf_home / "token"),
+    }.items():
         monkeypatch.setattr(constants, name, value)  # in case another test imported it first
     return emulated_hub
 
@@ -67,27 +77,48 @@ def home() -> Path:
 
 
 def test_a_push_makes_a_dataset_repo_tagged_rlhub_and_a_pull_of_the_tag_round_trips(
-        hub, repo, data_domain, cli):
-    result = cli("--domains-file", data_domain, "push", "mydata", "--to", f"hf://{repo}",
-                 "--revision", "v1", "--test-size", 4)
+    hub, repo, data_domain, cli
+):
+    result = cli(
+        "--domains-file",
+        data_domain,
+        "push",
+        "mydata",
+        "--to",
+        f"hf://{repo}",
+        "--revision",
+        "v1",
+        "--test-size",
+        4,
+    )
     assert result.exit_code == 0, result.output
     info = api().repo_info(repo, repo_type="dataset")
     assert "rlhub" in info.card_data.tags and info.card_data.license == "cc-by-4.0"
-    assert {s.rfilename for s in info.siblings} >= {"README.md", "rlhub.lock", "domains/double.yaml"}
+    assert {s.rfilename for s in info.siblings} >= {
+        "README.md",
+        "rlhub.lock",
+        "domains/double.yaml",
+    }
     (tag,) = api().list_repo_refs(repo, repo_type="dataset").tags
     assert (tag.name, tag.target_commit) == ("v1", info.sha)
     pulled = pull(f"hf://{repo}@v1")
     assert (pulled.resolved, pulled.registered) == (info.sha, ["mydata/double-v1"])
     assert installed(home()) == [home() / "envs" / "mydata" / "v1"]
     fresh, local = Registry(autoload=False), Registry(domain_files=[data_domain], autoload=False)
-    assert fresh.get("mydata/double-v1").sample(4, split="test", seed=1) == \
-        local.get("mydata/double-v1").sample(4, split="test", seed=1)
+    assert fresh.get("mydata/double-v1").sample(4, split="test", seed=1) == local.get(
+        "mydata/double-v1"
+    ).sample(4, split="test", seed=1)
     api_path, sha = f"/api/datasets/{repo}", info.sha
-    assert {("POST", "/api/repos/create"), ("POST", f"{api_path}/preupload/main"),
-            ("POST", f"{api_path}/commit/main"), ("POST", f"{api_path}/tag/{sha}"),
-            ("GET", f"{api_path}/revision/v1"), ("GET", f"{api_path}/tree/{sha}"),
-            ("HEAD", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
-            ("GET", f"/datasets/{repo}/resolve/{sha}/rlhub.lock")} <= set(hub.state.requests)
+    assert {
+        ("POST", "/api/repos/create"),
+        ("POST", f"{api_path}/preupload/main"),
+        ("POST", f"{api_path}/commit/main"),
+        ("POST", f"{api_path}/tag/{sha}"),
+        ("GET", f"{api_path}/revision/v1"),
+        ("GET", f"{api_path}/tree/{sha}"),
+        ("HEAD", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
+        ("GET", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
+    } <= set(hub.state.requests)
 
 
 def test_pushing_unchanged_content_again_makes_no_new_commit(hub, repo, data_registry):
@@ -100,20 +131,35 @@ def test_pushing_unchanged_content_again_makes_no_new_commit(hub, repo, data_reg
 def test_a_tag_on_the_hub_never_moves_and_a_refused_push_commits_nothing(hub, repo, data_registry):
     first = push("mydata", f"hf://{repo}", revision="v1", registry=data_registry, options=SMALL)
     with pytest.raises(HubError) as err:
-        push("mydata", f"hf://{repo}", revision="v1", registry=data_registry,
-             options=BuildOptions(test_size=6))
-    assert str(err.value).startswith(f"hf://{repo}: tag 'v1' already points at commit "
-                                     f"{first['commit']} holding another bundle; tags never move")
+        push(
+            "mydata",
+            f"hf://{repo}",
+            revision="v1",
+            registry=data_registry,
+            options=BuildOptions(test_size=6),
+        )
+    assert str(err.value).startswith(
+        f"hf://{repo}: tag 'v1' already points at commit "
+        f"{first['commit']} holding another bundle; tags never move"
+    )
     assert api().repo_info(repo, repo_type="dataset").sha == first["commit"]
 
 
 def test_a_file_changed_on_the_hub_after_the_push_is_refused_while_the_tag_still_pulls(
-        hub, repo, data_registry):
+    hub, repo, data_registry
+):
     push("mydata", f"hf://{repo}", revision="v1", registry=data_registry, options=SMALL)
-    api().upload_file(path_or_fileobj=b'{"qid": "q1", "question": "1+1?", "ans": "3"}\n',
-                      path_in_repo="domains/data/rows.jsonl", repo_id=repo, repo_type="dataset")
-    with pytest.raises(IntegrityError, match=f"bundle at hf://{repo}@main failed verification: "
-                                             "file domains/data/rows.jsonl was tampered with"):
+    api().upload_file(
+        path_or_fileobj=b'{"qid": "q1", "question": "1+1?", "ans": "3"}\n',
+        path_in_repo="domains/data/rows.jsonl",
+        repo_id=repo,
+        repo_type="dataset",
+    )
+    with pytest.raises(
+        IntegrityError,
+        match=f"bundle at hf://{repo}@main failed verification: "
+        "file domains/data/rows.jsonl was tampered with",
+    ):
         pull(f"hf://{repo}")
     assert installed(home()) == []
     assert pull(f"hf://{repo}@v1").registered == ["mydata/double-v1"]  # pinned to the old commit
@@ -122,8 +168,10 @@ def test_a_file_changed_on_the_hub_after_the_push_is_refused_while_the_tag_still
 def test_a_file_deleted_on_the_hub_is_refused_by_name(hub, repo, data_registry):
     push("mydata", f"hf://{repo}", registry=data_registry, options=SMALL)
     api().delete_file("data/mydata--double-v1/train.parquet", repo_id=repo, repo_type="dataset")
-    with pytest.raises(IntegrityError, match="file data/mydata--double-v1/train.parquet is listed "
-                                             "in rlhub.lock but missing"):
+    with pytest.raises(
+        IntegrityError,
+        match="file data/mydata--double-v1/train.parquet is listed in rlhub.lock but missing",
+    ):
         pull(f"hf://{repo}")
     assert installed(home()) == []
 
@@ -132,13 +180,16 @@ def test_an_unknown_revision_or_repo_on_the_hub_gives_a_clear_error(hub, repo, d
     push("mydata", f"hf://{repo}", revision="v1", registry=data_registry, options=SMALL)
     with pytest.raises(RevisionNotFound) as err:
         pull(f"hf://{repo}@v9")
-    assert str(err.value) == (f"revision 'v9' not found in hf://{repo} at {hub.url}; its refs "
-                              "are: branch main, tag v1")
+    assert str(err.value) == (
+        f"revision 'v9' not found in hf://{repo} at {hub.url}; its refs are: branch main, tag v1"
+    )
     with pytest.raises(HubError) as err:
         pull("hf://rlhub-test/nothing-here")
-    assert str(err.value) == ("pull hf://rlhub-test/nothing-here: expected a dataset repo "
-                              f"rlhub-test/nothing-here at {hub.url}, found none (or no access: "
-                              "check HF_TOKEN)")
+    assert str(err.value) == (
+        "pull hf://rlhub-test/nothing-here: expected a dataset repo "
+        f"rlhub-test/nothing-here at {hub.url}, found none (or no access: "
+        "check HF_TOKEN)"
+    )
 
 
 def test_a_plugin_bundle_with_its_wheel_round_trips_through_the_hub(hub, repo, plugin_bundle):

@@ -15,8 +15,11 @@ from rlhub.hub.lock import check_lock, lock_hash, mixture_lock, read_lock, write
 @pytest.fixture
 def mixture(tmp_path):
     path = tmp_path / "mix.yaml"
-    path.write_text(yaml.safe_dump({"strategy": "static",
-                                    "domains": {"mydata/*": 1.0, "structured/yaml-config-v1": 2.0}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"strategy": "static", "domains": {"mydata/*": 1.0, "structured/yaml-config-v1": 2.0}}
+        )
+    )
     return path
 
 
@@ -28,13 +31,20 @@ def registry(data_domain):
     return reg
 
 
-def test_rlhub_lock_pins_plugin_versions_domain_versions_and_hashes(tmp_path, mixture, data_domain, cli):
+def test_rlhub_lock_pins_plugin_versions_domain_versions_and_hashes(
+    tmp_path, mixture, data_domain, cli
+):
     out = tmp_path / "rlhub.lock"
-    result = cli("--domains-file", data_domain, "lock", "--mixture", mixture, "--out", out, "--json")
+    result = cli(
+        "--domains-file", data_domain, "lock", "--mixture", mixture, "--out", out, "--json"
+    )
     assert result.exit_code == 0, result.output
     lock = read_lock(out)
-    assert json.loads(result.stdout) == {"path": str(out), "lock_hash": lock["lock_hash"],
-                                         "domains": ["mydata/double-v1", "structured/yaml-config-v1"]}
+    assert json.loads(result.stdout) == {
+        "path": str(out),
+        "lock_hash": lock["lock_hash"],
+        "domains": ["mydata/double-v1", "structured/yaml-config-v1"],
+    }
     assert lock["lock_hash"] == lock_hash(lock)
     assert lock["plugins"]["structured"] == {"distribution": "rlhub-structured", "version": "1.0.0"}
     record = lock["domains"]["structured/yaml-config-v1"]
@@ -43,7 +53,9 @@ def test_rlhub_lock_pins_plugin_versions_domain_versions_and_hashes(tmp_path, mi
     assert lock["domains"]["mydata/double-v1"]["distribution"] == "domain file double.yaml"
 
 
-def test_a_lock_checks_clean_and_its_hash_is_stable_while_nothing_changes(tmp_path, mixture, registry):
+def test_a_lock_checks_clean_and_its_hash_is_stable_while_nothing_changes(
+    tmp_path, mixture, registry
+):
     first, second = mixture_lock(mixture, registry), mixture_lock(mixture, registry)
     assert first["lock_hash"] == second["lock_hash"]
     path = write_lock(first, tmp_path / "rlhub.lock")
@@ -56,7 +68,9 @@ def test_the_same_data_domain_in_another_folder_checks_clean(tmp_path, mixture, 
     assert check_lock(path, Registry(domain_files=[moved])) == []
 
 
-def test_a_changed_dataset_is_named_with_the_hash_that_changed(tmp_path, mixture, registry, data_domain):
+def test_a_changed_dataset_is_named_with_the_hash_that_changed(
+    tmp_path, mixture, registry, data_domain
+):
     lock = mixture_lock(mixture, registry)
     path = write_lock(lock, tmp_path / "rlhub.lock")
     write_data_domain(data_domain.parent.parent, rows=ROWS[:-1])
@@ -66,7 +80,8 @@ def test_a_changed_dataset_is_named_with_the_hash_that_changed(tmp_path, mixture
 
     new = domain_record(now.manifest("mydata/double-v1"))["verifier_code_hash"]
     assert check_lock(path, now) == [
-        f"domain mydata/double-v1: verifier_code_hash changed from {was[:12]}... to {new[:12]}..."]
+        f"domain mydata/double-v1: verifier_code_hash changed from {was[:12]}... to {new[:12]}..."
+    ]
 
 
 def test_a_missing_domain_and_a_hand_edited_lock_are_reported(tmp_path, mixture, registry):
@@ -74,11 +89,16 @@ def test_a_missing_domain_and_a_hand_edited_lock_are_reported(tmp_path, mixture,
     path = write_lock(lock, tmp_path / "rlhub.lock")
     assert check_lock(path, Registry()) == [
         "domain mydata/double-v1: locked but not installed (expected it from domain file "
-        "double.yaml; install that plugin or `rlhub pull` the environment)"]
+        "double.yaml; install that plugin or `rlhub pull` the environment)"
+    ]
     lock["domains"]["structured/yaml-config-v1"]["domain_version"] = "0.9.0"
     path.write_text(json.dumps(lock))
     (problem,) = check_lock(path, registry)
-    assert problem.startswith(f"lock {path}: expected the recorded lock_hash "
-                              f"'{lock['lock_hash']}', found content hashing to ")
-    assert check_lock(tmp_path / "absent.lock", registry) == [
-        f"lock {tmp_path / 'absent.lock'}: expected a readable file, found No such file or directory"]
+    assert problem.startswith(
+        f"lock {path}: expected the recorded lock_hash "
+        f"'{lock['lock_hash']}', found content hashing to "
+    )
+    absent = tmp_path / "absent.lock"
+    assert check_lock(absent, registry) == [
+        f"lock {absent}: expected a readable file, found No such file or directory"
+    ]

@@ -28,7 +28,7 @@ from rlhub.hub.server_protocol import LOG_KEYS  # noqa: E402
 
 AGENT = Path(__file__).resolve().parents[2] / "hub" / "openrlhf_agent.py"
 HARNESS = Path(__file__).with_name("test_openrlhf_harness.py")
-WRONG_ROMAN = "def from_roman(s):\n    return 0\n<eos>"
+WRONG = "def nothing():\n    return 0\n<eos>"
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_openrlhf_client import SamplingParams, ScriptedEngine, chat  # noqa: E402
@@ -42,6 +42,14 @@ def tokenizer() -> Any:
 
 
 @pytest.fixture(scope="module")
+def tokenizer_dir(tokenizer: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The tokenizer saved like a model folder: what ``RLHUB_TOKENIZER`` names in production."""
+    path = tmp_path_factory.mktemp("tokenizer")
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     home = tmp_path_factory.mktemp("serve_home")
     mixture = home / "mix.yaml"
@@ -52,11 +60,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield proc
 
 
-def load_agent(monkeypatch: pytest.MonkeyPatch, url: str, **env: str) -> Any:
+def load_agent(monkeypatch: pytest.MonkeyPatch, url: str, tokenizer_dir: str, **env: str) -> Any:
     """Load the agent file as OpenRLHF's ``_load_agent_executor`` does; return the module."""
     from openrlhf.utils.agent import AgentExecutorBase
 
     monkeypatch.setenv("RLHUB_SERVER_URL", url)
+    monkeypatch.setenv("RLHUB_TOKENIZER", tokenizer_dir)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     spec = importlib.util.spec_from_file_location("agent_module", str(AGENT))
@@ -85,10 +94,10 @@ def convert(outputs: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
 
 
 def test_a_wrong_answer_gets_feedback_and_the_repair_earns_the_discounted_reward(
-        server: Any, tokenizer: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    module = load_agent(monkeypatch, server.url)
+        server: Any, tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    module = load_agent(monkeypatch, server.url, tokenizer_dir)
     task = registry().get("code/py-roman-v1").sample(1, seed=5)[0]
-    repaired, engine = execute(module, tokenizer, task, [WRONG_ROMAN, task.gold + "<eos>"])
+    repaired, engine = execute(module, tokenizer, task, [WRONG, task.gold + "<eos>"])
     assert repaired["reward"] == pytest.approx(0.8)  # repair_discount 0.8, one failed attempt
     assert repaired["scores"] == pytest.approx(0.8)
     assert len(repaired["action_ranges"]) == 2 and len(engine.calls) == 2
@@ -100,7 +109,7 @@ def test_a_wrong_answer_gets_feedback_and_the_repair_earns_the_discounted_reward
     assert list(repaired["extra_logs"]) == list(LOG_KEYS)
     assert repaired["extra_logs"]["passed"] == 1.0
     assert repaired["extra_logs"]["repair_turns"] == 1.0
-    wrong, _ = execute(module, tokenizer, task, [WRONG_ROMAN, WRONG_ROMAN])
+    wrong, _ = execute(module, tokenizer, task, [WRONG, WRONG])
     assert wrong["reward"] == 0.0 and len(wrong["action_ranges"]) == 2
     assert wrong["extra_logs"]["passed"] == 0.0
     first_try, _ = execute(module, tokenizer, task, [task.gold + "<eos>"])
@@ -111,9 +120,9 @@ def test_a_wrong_answer_gets_feedback_and_the_repair_earns_the_discounted_reward
     assert converted["action_tokens"][0] > converted["action_tokens"][2]
 
 
-def test_a_single_turn_domain_ends_after_one_turn(server: Any, tokenizer: Any,
+def test_a_single_turn_domain_ends_after_one_turn(server: Any, tokenizer: Any, tokenizer_dir: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    module = load_agent(monkeypatch, server.url)
+    module = load_agent(monkeypatch, server.url, tokenizer_dir)
     task = registry().get("math/arithmetic-l1-v1").sample(1, seed=2)[0]
     out, engine = execute(module, tokenizer, task, ["The answer is \\boxed{-1}.<eos>", "unused"])
     assert out["reward"] == 0.0 and len(engine.calls) == 1
@@ -121,20 +130,19 @@ def test_a_single_turn_domain_ends_after_one_turn(server: Any, tokenizer: Any,
 
 
 def test_repair_turns_sample_hotter_when_a_temperature_step_is_set(
-        server: Any, tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = load_agent(monkeypatch, server.url, RLHUB_REPAIR_TEMPERATURE_STEP="0.25",
+        server: Any, tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = load_agent(monkeypatch, server.url, tokenizer_dir, RLHUB_REPAIR_TEMPERATURE_STEP="0.25",
                         RLHUB_MAX_TEMPERATURE="0.9")
     task = registry().get("code/py-roman-v1").sample(1, seed=6)[0]
-    _, engine = execute(module, tokenizer, task, [WRONG_ROMAN, WRONG_ROMAN],
+    _, engine = execute(module, tokenizer, task, [WRONG, WRONG],
                         params=SamplingParams(temperature=0.7))
     assert [round(p.temperature, 6) for _, p in engine.calls] == [0.7, 0.9]
 
 
 def test_with_scheduling_a_prompt_group_shares_one_scheduler_task_and_reports_its_rewards(
-        server: Any, tokenizer: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    tokenizer.save_pretrained(tmp_path / "tok")
-    module = load_agent(monkeypatch, server.url, RLHUB_SCHEDULE="1", RLHUB_GROUP_SIZE="2",
-                        RLHUB_TOKENIZER=str(tmp_path / "tok"))
+        server: Any, tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    module = load_agent(monkeypatch, server.url, tokenizer_dir, RLHUB_SCHEDULE="1",
+                        RLHUB_GROUP_SIZE="2")
     before = _get(server.url + "/v1/scheduler/weights")["observed_groups"]
     row = registry().get("math/arithmetic-l1-v1").sample(1, seed=9)[0]
     executor = module.AgentExecutor()
@@ -156,8 +164,8 @@ def test_with_scheduling_a_prompt_group_shares_one_scheduler_task_and_reports_it
 
 
 def test_an_unreachable_hub_gives_an_error_flag_instead_of_a_crash(
-        tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = load_agent(monkeypatch, f"http://127.0.0.1:{free_port()}", RLHUB_HTTP_RETRIES="1")
+        tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = load_agent(monkeypatch, f"http://127.0.0.1:{free_port()}", tokenizer_dir, RLHUB_HTTP_RETRIES="1")
     task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
     out, _ = execute(module, tokenizer, task, [task.gold + "<eos>"])
     assert out["reward"] == 0.0

@@ -3,12 +3,12 @@
 This file is both a pytest module (checking the stubs themselves) and a script run in a child
 process by the other OpenRLHF tests, so the stubs never reach the pytest process::
 
-    python test_openrlhf_harness.py parse '["--actor.model_name_or_path", ...]'
+    python test_openrlhf_harness.py parse '[["--actor.model_name_or_path", ...], ...]'
     python test_openrlhf_harness.py experience outputs.json
 
 ``parse`` runs ``openrlhf.cli.train_ppo_ray`` as ``__main__`` (its argparse and every validation
-assert) up to ``ray.init`` and prints the parsed, validated arguments as JSON; an argparse error
-exits with status 2 as usual. ``experience`` feeds executor outputs through
+assert) up to ``ray.init`` once per argument list, and prints one JSON result per list: the parsed,
+validated arguments, or the exit status and stderr when argparse or an assert refused them. ``experience`` feeds executor outputs through
 ``SamplesGenerator._process_response_into_experience``, ``Experience.concat_experiences`` and
 ``split_experience_batch`` and prints what came out.
 
@@ -93,17 +93,23 @@ def plain(obj: Any) -> Any:
 
 def parse(argv: list[str]) -> dict[str, Any]:
     """Run ``train_ppo_ray`` as ``__main__`` with ``argv``; the validated args at ``ray.init``."""
+    import contextlib
     import inspect
+    import io
     import runpy
 
     sys.argv = ["train_ppo_ray.py", *argv]
+    err = io.StringIO()
     try:
-        runpy.run_module("openrlhf.cli.train_ppo_ray", run_name="__main__")
+        with contextlib.redirect_stderr(err):
+            runpy.run_module("openrlhf.cli.train_ppo_ray", run_name="__main__")
+    except SystemExit as exc:
+        return {"reached": "exit", "status": exc.code, "stderr": err.getvalue()[-2000:]}
+    except AssertionError as exc:
+        return {"reached": "assert", "message": str(exc)}
     except ReachedRayInit:
-        frame = inspect.trace()[-1][0]
-        while "args" not in frame.f_locals:
-            frame = frame.f_back  # type: ignore[assignment]
-        return {"reached": "ray.init", "args": plain(frame.f_locals["args"])}
+        train = next(f.frame for f in inspect.trace() if f.function == "train")
+        return {"reached": "ray.init", "args": plain(train.f_locals["args"])}
     return {"reached": "end"}
 
 
@@ -135,7 +141,7 @@ def main() -> None:
     sys.meta_path.insert(0, StubFinder())
     command, payload = sys.argv[1], sys.argv[2]
     if command == "parse":
-        print(json.dumps(parse(json.loads(payload))))
+        print(json.dumps([parse(argv) for argv in json.loads(payload)]))
     elif command == "experience":
         data = json.loads(Path(payload).read_text())
         print(json.dumps(experience(data["outputs"], data["max_len"])))

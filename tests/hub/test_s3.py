@@ -39,9 +39,13 @@ def s3(s3_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A fresh bucket on the local server; returns the base URL ``s3://bucket/<test>``."""
     import boto3
 
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": s3_server,
-                        "AWS_ENDPOINT_URL": s3_server}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL_S3": s3_server,
+        "AWS_ENDPOINT_URL": s3_server,
+    }.items():
         monkeypatch.setenv(name, value)
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CA_BUNDLE"):
         monkeypatch.delenv(name, raising=False)
@@ -60,36 +64,52 @@ def test_push_then_pull_through_s3_registers_the_same_domain(s3, data_domain, da
     remote = FsspecRemote(s3)
     assert remote.refs() == {"main": pushed["bundle"], "v1": pushed["bundle"]}
     keys = remote.fs.find(remote._path("bundles", pushed["bundle"]))
-    assert sorted(k.rsplit(f"{pushed['bundle']}/", 1)[1] for k in keys) == sorted([
-        "README.md", "rlhub.lock", "manifests/mydata--double-v1.json", "domains/double.yaml",
-        "domains/data/rows.jsonl", "data/mydata--double-v1/test.parquet",
-        "data/mydata--double-v1/train.parquet"])
+    assert sorted(k.rsplit(f"{pushed['bundle']}/", 1)[1] for k in keys) == sorted(
+        [
+            "README.md",
+            "rlhub.lock",
+            "manifests/mydata--double-v1.json",
+            "domains/double.yaml",
+            "domains/data/rows.jsonl",
+            "data/mydata--double-v1/test.parquet",
+            "data/mydata--double-v1/train.parquet",
+        ]
+    )
     result = pull(f"{s3}@v1")
     assert (result.bundle, result.registered) == (pushed["bundle"], ["mydata/double-v1"])
     fresh = Registry(autoload=False)
-    assert fresh.get("mydata/double-v1").sample(4, split="test") == \
-        data_registry.get("mydata/double-v1").sample(4, split="test")
+    assert fresh.get("mydata/double-v1").sample(4, split="test") == data_registry.get(
+        "mydata/double-v1"
+    ).sample(4, split="test")
 
 
 def test_a_tampered_object_on_s3_is_refused_by_name(s3, data_registry):
     bundle_id = push("mydata", s3, registry=data_registry, options=SMALL)["bundle"]
     remote = FsspecRemote(s3)
-    remote.fs.pipe_file(remote._path("bundles", bundle_id, "manifests", "mydata--double-v1.json"),
-                        b'{"id": "mydata/double-v1", "verifier": {"name": "regex"}}')
-    with pytest.raises(IntegrityError, match="file manifests/mydata--double-v1.json was tampered "
-                                             "with: expected sha256 "):
+    remote.fs.pipe_file(
+        remote._path("bundles", bundle_id, "manifests", "mydata--double-v1.json"),
+        b'{"id": "mydata/double-v1", "verifier": {"name": "regex"}}',
+    )
+    with pytest.raises(
+        IntegrityError,
+        match="file manifests/mydata--double-v1.json was tampered with: expected sha256 ",
+    ):
         pull(s3)
     assert installed(home()) == []
 
 
 def test_a_missing_object_and_a_wrong_revision_on_s3_are_refused(s3, data_registry):
     bundle_id = push("mydata", s3, revision="v1", registry=data_registry, options=SMALL)["bundle"]
-    with pytest.raises(RevisionNotFound, match=f"revision 'v2' not found at {s3}: expected a tag, "
-                                               "'main' or a bundle id; the refs there are main, v1"):
+    with pytest.raises(
+        RevisionNotFound,
+        match=f"revision 'v2' not found at {s3}: expected a tag, "
+        "'main' or a bundle id; the refs there are main, v1",
+    ):
         pull(f"{s3}@v2")
     remote = FsspecRemote(s3)
     remote.fs.rm_file(remote._path("bundles", bundle_id, "domains", "double.yaml"))
-    with pytest.raises(IntegrityError, match="file domains/double.yaml is listed in rlhub.lock "
-                                             "but missing"):
+    with pytest.raises(
+        IntegrityError, match="file domains/double.yaml is listed in rlhub.lock but missing"
+    ):
         pull(f"{s3}@v1")
     assert installed(home()) == []

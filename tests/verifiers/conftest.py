@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 from rlhub import Task
 from rlhub.testing.judge_server import ScriptedJudge
 from rlhub.verifiers import endpoints

@@ -1,18 +1,22 @@
-"""The ``judge`` verifier against a real scripted OpenAI-compatible server: scoring, parsing, quoting."""
+"""The ``judge`` verifier against a real scripted OpenAI-compatible server: scores, parsing."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from rlhub import Task, VerifierError
 from rlhub.testing.judge_server import section
 from rlhub.verifiers import judge as judge_mod
 from rlhub.verifiers import make_verifier
 from rlhub.verifiers.endpoints import JudgeMalformed
-from rlhub.verifiers.judge import Rubric, aggregate_preferences, aggregate_scores, parse_scores
-from rlhub.verifiers.judge import parse_winner
+from rlhub.verifiers.judge import (
+    Rubric,
+    aggregate_preferences,
+    aggregate_scores,
+    parse_scores,
+    parse_winner,
+)
 
 RUBRIC = Rubric.parse({"criteria": {"correctness": "right", "clarity": "clear"}, "scale": [1, 10]})
 STRONG = ("Plants capture sunlight with chlorophyll in chloroplasts, turning water and carbon "
@@ -28,7 +32,8 @@ def test_a_copy_of_the_reference_earns_the_top_score_and_unrelated_text_the_bott
     assert best.components == {"judge": 1.0, "judge_clarity": 1.0, "judge_correctness": 1.0}
     assert best.passed and best.feedback == ""
     assert worst.components["judge"] == 0.0 and not worst.passed
-    assert worst.feedback.startswith("A grader scored this answer 0% (clarity 1/10, correctness 1/10)")
+    assert worst.feedback.startswith(
+        "A grader scored this answer 0% (clarity 1/10, correctness 1/10)")
 
 
 def test_the_lines_format_is_requested_and_parsed(judge, task, options):
@@ -59,7 +64,8 @@ def test_the_judge_reads_its_endpoint_from_the_environment(judge, task, options,
     ('{"scores": {"correctness": true, "clarity": 8}, "reason": "ok"}', "integer from 1 to 10"),
     ('{"scores": {"correctness": 8, "clarity": 8}, "reason": ""}', "non-empty string reason"),
     ('{"scores": {"correctness": 8, "clarity": 8}, "reason": "ok", "bonus": 1}', "with keys"),
-    ('Sure! {"scores": {"correctness": 8, "clarity": 8}, "reason": "ok"}', "expected a JSON object"),
+    ('Sure! {"scores": {"correctness": 8, "clarity": 8}, "reason": "ok"}',
+     "expected a JSON object"),
 ])
 def test_malformed_json_scores_are_rejected_with_the_reason(reply, why):
     with pytest.raises(JudgeMalformed, match=why):
@@ -75,15 +81,16 @@ def test_well_formed_scores_parse_including_a_json_fence_and_integral_floats():
 
 @pytest.mark.parametrize("reply", ["SCORE correctness: 3\nREASON: x",
                                    "SCORE correctness: 3\nSCORE clarity: 4\nREASON: x\nThanks!",
-                                   "SCORE correctness: 3\nSCORE correctness: 4\nSCORE clarity: 4\n"
-                                   "REASON: x"])
+                                   ("SCORE correctness: 3\nSCORE correctness: 4\nSCORE clarity: 4\n"
+                                   "REASON: x")])
 def test_score_lines_must_be_exactly_the_required_lines(reply):
     with pytest.raises(JudgeMalformed):
         parse_scores(reply, RUBRIC, "lines")
 
 
 def test_pairwise_winners_parse_strictly():
-    assert parse_winner('{"winner": "b", "reason": "more complete"}', "json") == ("B", "more complete")
+    reply = '{"winner": "b", "reason": "more complete"}'
+    assert parse_winner(reply, "json") == ("B", "more complete")
     assert parse_winner("WINNER: tie\nREASON: same", "lines") == ("tie", "same")
     with pytest.raises(JudgeMalformed, match="expected winner A, B or tie"):
         parse_winner('{"winner": "both", "reason": "x"}', "json")
@@ -170,7 +177,8 @@ def test_chat_prompts_are_shown_to_the_grader_with_their_roles(judge, options):
     ({"rubric": {"criteria": {}}}, "expected rubric: {criteria"),
     ({"rubric": {"criteria": {"Bad Name": "x"}}}, "criterion names matching"),
     ({"rubric": {"criteria": {"a": "x"}, "scale": [5, 5]}}, "two integers low < high"),
-    ({"rubric": {"criteria": {"a": "x"}}, "mode": "listwise"}, "expected mode in pointwise|pairwise"),
+    ({"rubric": {"criteria": {"a": "x"}}, "mode": "listwise"},
+     "expected mode in pointwise|pairwise"),
     ({"rubric": {"criteria": {"a": "x"}}, "fallback": 2}, "expected fallback in [0, 1]"),
 ])
 def test_bad_options_fail_at_construction_with_what_was_expected(opts, message):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from rlhub import Task, VerifierError
 from rlhub.domain import Domain
 from rlhub.manifest import Manifest

@@ -1,4 +1,4 @@
-"""The shared judge endpoint: cache, single-flight, concurrency limit, queueing deadline, metrics."""
+"""The shared judge endpoint: cache, single-flight, concurrency limit, queueing, metrics."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import prometheus_client
-
 from rlhub import Task
 from rlhub.verifiers import endpoints, make_verifier
 

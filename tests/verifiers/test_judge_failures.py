@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from rlhub.manifest import Manifest
 from rlhub.domain import Domain
+from rlhub.manifest import Manifest
 from rlhub.testing.judge_server import down_url
 from rlhub.verifiers import endpoints, make_verifier
 

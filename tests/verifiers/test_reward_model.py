@@ -8,14 +8,14 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from rlhub import Task, VerifierError
 from rlhub.plugins import Registry
 from rlhub.verifiers import make_verifier
 from rlhub.verifiers.reward_model import Mapping
 
-WORDS = ("the a is are plants water light sun oxygen glucose carbon dioxide make use green "
-         "leaves energy sugar air photosynthesis explain how do what why good bad answer").split()
+WORDS = ("the", "a", "is", "are", "plants", "water", "light", "sun", "oxygen", "glucose", "carbon",
+         "dioxide", "make", "use", "green", "leaves", "energy", "sugar", "air", "photosynthesis",
+         "explain", "how", "do", "what", "why", "good", "bad", "answer")
 
 
 @pytest.fixture(scope="module")
@@ -142,5 +142,6 @@ def _domain_file(tmp_path: Path, model: Path) -> Path:
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     path = tmp_path / "rm.yaml"
     path.write_text(f"id: rmtest/answers-v1\ndataset: rows.jsonl\nfields: {{id: id, prompt: q}}\n"
-                    f"verifier: {{name: reward-model, options: {{path: '{model}', device: cpu}}}}\n")
+                    "verifier: {name: reward-model, options: "
+                    f"{{path: '{model}', device: cpu}}}}\n")
     return path

@@ -60,7 +60,8 @@ CONCEPTS: tuple[Concept, ...] = (
             ("prices rise in general", "purchasing power of money falls",
              "causes: demand, costs, money supply", "central banks use interest rates")),
     Concept("vaccination",
-            "A vaccine trains the immune system to recognise a germ without causing the disease. It "
+            "A vaccine trains the immune system to recognise a germ without causing the disease. "
+            "It "
             "contains a harmless piece or weakened form of the virus or bacterium, or instructions "
             "to make one of its proteins. The immune system responds by producing antibodies and "
             "memory cells. If the real germ arrives later, those memory cells recognise it and "
@@ -68,19 +69,23 @@ CONCEPTS: tuple[Concept, ...] = (
             ("harmless piece or weakened germ", "immune system makes antibodies",
              "memory cells remember", "faster response prevents disease")),
     Concept("public-key encryption",
-            "Public-key encryption uses a pair of mathematically linked keys. The public key can be "
+            "Public-key encryption uses a pair of mathematically linked keys. The public key can "
+            "be "
             "shared with anyone and is used to lock, or encrypt, a message. Only the matching "
             "private key, which its owner keeps secret, can unlock, or decrypt, it. Because the "
             "private key never has to be sent, two strangers can communicate securely over the "
             "internet, and the same idea lets the owner sign messages that anyone can verify.",
             ("a linked pair of keys", "public key encrypts and is shared",
-             "private key decrypts and stays secret", "enables secure communication and signatures")),
+             "private key decrypts and stays secret",
+             "enables secure communication and signatures")),
     Concept("plate tectonics",
             "Plate tectonics says the Earth's outer shell is broken into large rigid plates that "
             "float slowly on the hotter, softer mantle beneath. Heat from the interior drives them "
-            "a few centimetres a year. Where plates pull apart, new crust forms; where they collide, "
+            "a few centimetres a year. Where plates pull apart, new crust forms; where they "
+            "collide, "
             "mountains rise or one plate sinks under another; where they slide past each other, "
-            "stress builds up and is released as earthquakes. This explains volcanoes and mountains.",
+            "stress builds up and is released as earthquakes. This explains volcanoes and "
+            "mountains.",
             ("outer shell made of plates", "plates move on the mantle",
              "boundaries: apart, collide, slide", "causes earthquakes, volcanoes and mountains")),
     Concept("supply and demand",
@@ -98,8 +103,8 @@ CONCEPTS: tuple[Concept, ...] = (
             "detected by holding out a validation set, and reduced with more data, simpler models, "
             "regularisation or stopping training early.",
             ("model memorises noise in the training data", "good on training, bad on new data",
-             "detected with a held-out validation set", "fixed by more data, regularisation, "
-             "simpler models, early stopping")),
+             "detected with a held-out validation set", ("fixed by more data, regularisation, "
+             "simpler models, early stopping"))),
     Concept("the water cycle",
             "The water cycle is the continuous movement of water around the Earth. The sun heats "
             "oceans and lakes, so water evaporates into vapour and rises. As it cools high in the "
@@ -116,8 +121,10 @@ CONVERSATIONS: tuple[Conversation, ...] = (
                   "You can still make bread. Do you have baking soda or baking powder?",
                   "I have baking powder. What can I make?"),
                  "With baking powder you can make a quick soda-style bread. Mix 3 cups of flour, "
-                 "1 tablespoon of baking powder, 1 teaspoon of salt and 1 tablespoon of sugar, then "
-                 "stir in about 1 and a half cups of milk until a soft dough forms. Shape it into a "
+                 "1 tablespoon of baking powder, 1 teaspoon of salt and 1 tablespoon of sugar, "
+                 "then "
+                 "stir in about 1 and a half cups of milk until a soft dough forms. Shape it into "
+                 "a "
                  "round loaf and bake at 200 C for about 35 minutes, until it sounds hollow when "
                  "tapped. Do not knead it much, or it will be tough.",
                  ("quick bread with baking powder", "gives amounts of flour, baking powder, milk",
@@ -129,13 +136,14 @@ CONVERSATIONS: tuple[Conversation, ...] = (
                  "blocks of about 45 minutes with short breaks, and spend most blocks on the weak "
                  "topics using practice questions rather than rereading. End each day with a quick "
                  "review, and sleep properly: memory consolidates during sleep.",
-                 ("acknowledges the stress", "prioritise weak topics", "timed study blocks with "
-                  "breaks", "active practice over rereading", "sleep")),
+                 ("acknowledges the stress", "prioritise weak topics", ("timed study blocks with "
+                  "breaks"), "active practice over rereading", "sleep")),
     Conversation("You are a helpful assistant for travellers.",
                  ("I'm flying to Tokyo next week. Any tips for the first day?",
                   "Sure! Are you more interested in sightseeing or in getting settled?",
                   "Getting settled, I'll be jet-lagged."),
-                 "For a jet-lagged first day, keep it simple. Buy a rechargeable transit card such as "
+                 "For a jet-lagged first day, keep it simple. Buy a rechargeable transit card "
+                 "such as "
                  "Suica or Pasmo at the airport so trains are easy. Get outside in daylight in the "
                  "afternoon to reset your body clock, eat a light meal at a convenience store or a "
                  "small noodle shop near your hotel, and try to stay awake until about 9 pm local "
@@ -164,8 +172,10 @@ CONVERSATIONS: tuple[Conversation, ...] = (
                  ("The leaves on my tomato plants are turning yellow from the bottom up. Why?",),
                  "Yellowing that starts on the lowest leaves is most often a nitrogen shortage or "
                  "uneven watering. Older leaves give up nitrogen to new growth, so feed the plants "
-                 "with a balanced fertiliser and water deeply at the base on a regular schedule. If "
-                 "the yellow leaves also have brown spots with rings, it may be early blight: remove "
+                 "with a balanced fertiliser and water deeply at the base on a regular schedule. "
+                 "If "
+                 "the yellow leaves also have brown spots with rings, it may be early blight: "
+                 "remove "
                  "those leaves, avoid wetting the foliage and give the plants more air.",
                  ("nitrogen deficiency", "uneven watering", "fertilise and water at the base",
                   "early blight as alternative: remove leaves")),
@@ -187,8 +197,9 @@ PREFERENCES: tuple[Preference, ...] = (
                "does not help. If it was sweet or salty liquid, take it to a repair shop for "
                "cleaning before powering it on.",
                "Dry it with a towel and try turning it on again.",
-               ("power off and unplug immediately", "do not turn it on", "drain upside down and dry "
-                "48 hours", "repair shop for sugary or salty liquid")),
+               ("power off and unplug immediately", "do not turn it on", ("drain upside down and "
+                "dry "
+                "48 hours"), "repair shop for sugary or salty liquid")),
     Preference("How can I fall asleep faster?",
                "Keep a fixed wake-up time every day, even on weekends, and get daylight in the "
                "morning. Avoid caffeine after early afternoon and screens in the last hour before "
@@ -206,7 +217,8 @@ PREFERENCES: tuple[Preference, ...] = (
                ("address a named person", "match achievements to the job description",
                 "show knowledge of the company", "ask for an interview", "one page, proofread")),
     Preference("How do I remove a red wine stain from a carpet?",
-               "Act quickly: blot, do not rub, with a clean cloth to lift as much wine as possible. "
+               "Act quickly: blot, do not rub, with a clean cloth to lift as much wine as "
+               "possible. "
                "Pour a little cold water on the stain and blot again. Then apply a mix of one "
                "tablespoon of dish soap and one of white vinegar in two cups of warm water, blot "
                "until the stain lifts, rinse with cold water and blot dry.",

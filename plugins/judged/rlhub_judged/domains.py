@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from rlhub import Domain
 from rlhub.manifest import Manifest
+
 from rlhub_judged.catalog import AUDIENCES, CONCEPTS, CONVERSATIONS, PREFERENCES
 
 T = TypeVar("T")
@@ -73,21 +74,21 @@ def _word_problem(rng: random.Random) -> tuple[str, int, str]:
     kind = rng.randrange(3)
     if kind == 0:
         c = rng.randint(1, total - 1)
-        return (f"A baker bakes {a} trays of {b} cookies each and sells {c} cookies. How many "
-                "cookies are left?", total - c,
-                f"The baker bakes {a} x {b} = {total} cookies. After selling {c}, "
-                f"{total} - {c} = {total - c} cookies are left.")
+        return ((f"A baker bakes {a} trays of {b} cookies each and sells {c} cookies. How many "
+                "cookies are left?"), total - c,
+                (f"The baker bakes {a} x {b} = {total} cookies. After selling {c}, "
+                f"{total} - {c} = {total - c} cookies are left."))
     if kind == 1:
         c = rng.randint(2, 40)
-        return (f"A library has {a} shelves with {b} books on each shelf. It receives {c} new "
-                "books. How many books does it have now?", total + c,
-                f"The shelves hold {a} x {b} = {total} books. Adding {c} new books gives "
-                f"{total} + {c} = {total + c} books.")
+        return ((f"A library has {a} shelves with {b} books on each shelf. It receives {c} new "
+                "books. How many books does it have now?"), total + c,
+                (f"The shelves hold {a} x {b} = {total} books. Adding {c} new books gives "
+                f"{total} + {c} = {total + c} books."))
     c = rng.randint(1, b - 1)
-    return (f"{a} friends share {total} stickers equally, and then each friend gives away {c} "
-            "stickers. How many stickers does each friend have left?", b - c,
-            f"Each friend first gets {total} / {a} = {b} stickers. After giving away {c}, each "
-            f"has {b} - {c} = {b - c} stickers left.")
+    return ((f"{a} friends share {total} stickers equally, and then each friend gives away {c} "
+            "stickers. How many stickers does each friend have left?"), b - c,
+            (f"Each friend first gets {total} / {a} = {b} stickers. After giving away {c}, each "
+            f"has {b} - {c} = {b - c} stickers left."))
 
 
 class ReasonedArithmetic(Domain):

@@ -1,0 +1,296 @@
+"""One run of the local trainer: the objects a run holds and the order of its phases.
+
+See :mod:`rlhub.hub.trainer_local` for the phases and outputs. :class:`Session` builds the
+registry, scheduler, store, monitor, event log, model and held-out set; :class:`StepHooks` is the
+``TrainerCallback`` that runs the hub's side of every GRPO step (controls, logs, store, in-run
+evaluation, the wall-clock budget).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import torch
+from transformers import PrinterCallback, TrainerCallback
+
+from rlhub.hub.trainer_config import TrainConfig
+from rlhub.hub.trainer_controls import (EventLog, LearningRateControl, TemperatureControl,
+                                        set_learning_rate)
+from rlhub.hub.trainer_eval import HeldOut, HeldOutResult, ScoreCache, compare
+from rlhub.hub.trainer_grpo import BatchSource, HubGRPOTrainer, Recorder
+from rlhub.hub.trainer_sft import gold_stream, warm_up
+from rlhub.hub.trainer_text import attach_mask_positions
+from rlhub.rollout import Trajectory
+
+POLICY = "builtin:tiny"
+
+
+class Session:
+    """Everything one run holds; :meth:`run` executes the phases and returns the summary."""
+
+    def __init__(self, owner: Any, cfg: TrainConfig):
+        from rlhub.monitor import Monitor
+        from rlhub.plugins import registry as default_registry
+        from rlhub.policy.tiny import load_tiny
+        from rlhub.scheduler import Scheduler
+        from rlhub.store import TrajectoryStore
+
+        self.owner, self.cfg, self.out = owner, cfg, owner.out
+        torch.set_num_threads(max(1, cfg.threads))
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        self.registry = owner.registry or default_registry()
+        self.scheduler = Scheduler.from_config(owner.mixture, self.registry)
+        self.ids = list(self.scheduler.weights())
+        self.domains = {d: self.registry.get(d) for d in self.ids}
+        self.store = TrajectoryStore(str(self.out))
+        self.store.check_writable()
+        self.monitor = Monitor(str(self.out / "tb"), window=cfg.controls.learning_rate.window,
+                               alpha=cfg.controls.learning_rate.alpha)
+        self.events = EventLog(self.out, self.monitor.writer)
+        self.model, self.tokenizer = load_tiny(None, seed=cfg.policy_seed)
+        attach_mask_positions(self.model)
+        self.cache = ScoreCache(self.domains)
+        self.heldout = HeldOut(self.domains, cfg.heldout.items, cfg.heldout.seed, self.cache,
+                               cfg.grpo.max_completion_tokens)
+        self.pending: list[Trajectory] = []
+        self.stored = 0
+        self._write_run_json()
+
+    def _write_run_json(self) -> None:
+        from rlhub import __version__
+        from rlhub.hub.trainer_local import config_signature
+
+        self.store.write_json("run.json", {
+            "run_id": self.owner.run_id, "kind": "train", "backend": "local",
+            "policy": POLICY, "domains": self.ids, "mixture": self.owner.mixture,
+            "train": config_signature(self.cfg), "rlhub_version": __version__,
+            "created": time.time()})
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        warm = self.phase("warmup", self._warm_up)
+        before = self.phase("heldout_before", lambda: self._score("before"))
+        steps = self.phase("grpo", self._grpo)
+        after = self.phase("heldout_after", lambda: self._score("after"))
+        self.phase("save", self._save_model)
+        summary = self._summary(warm, before, after, steps)
+        self.owner.write_summary(summary)
+        self.events.event("done", steps, mean_before=before[0].mean(), mean_after=after[0].mean())
+        return summary
+
+    def phase(self, name: str, fn: Any) -> Any:
+        self.owner.progress(f"{name} ...")
+        self.events.event("phase_start", 0, phase=name)
+        start = time.perf_counter()
+        result = fn()
+        self.owner.timed(name, start)
+        self.events.event("phase_end", 0, phase=name, seconds=self.owner.timings[name])
+        return result
+
+    def _warm_up(self) -> Any:
+        w = self.cfg.warmup
+        prior = {d: spec["weight"] for d, spec in self.scheduler.config["domains"].items()}
+        writer = self.monitor.writer
+        result = warm_up(self.model, self.tokenizer, gold_stream(self.domains, self.cfg.seed,
+                                                                prior),
+                         seconds=w.seconds, lr=w.lr, batch_size=w.batch_size,
+                         log=lambda step, loss: writer.add_scalar("warmup/loss", loss, step))
+        self.events.event("warmup", result.steps, loss=result.loss, examples=result.examples)
+        return result
+
+    def _score(self, label: str) -> tuple[HeldOutResult, HeldOutResult | None]:
+        h = self.cfg.heldout
+        sampled = self.heldout.evaluate(self.model, self.tokenizer,
+                                        temperature=self.cfg.grpo.temperature, samples=h.samples)
+        greedy = (self.heldout.evaluate(self.model, self.tokenizer, temperature=0.0, samples=1)
+                  if h.greedy else None)
+        for domain, score in sampled.scores().items():
+            self.scheduler.observe_eval(domain, score, h.items * h.samples)
+            self.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, 0)
+        self.events.event("heldout", 0, label=label, scores=sampled.scores(),
+                          mean=sampled.mean(), greedy=greedy.scores() if greedy else None)
+        return sampled, greedy
+
+    def _grpo(self) -> int:
+        trainer, hooks = self._build_grpo()
+        trainer.train()
+        self.flush_store()
+        self.monitor.flush()
+        return hooks.steps
+
+    def _build_grpo(self) -> tuple[HubGRPOTrainer, StepHooks]:
+        from datasets import Dataset
+        from trl import GRPOConfig
+
+        from rlhub.store import domain_provenance
+
+        g, c = self.cfg.grpo, self.cfg.controls
+        self.temps = TemperatureControl(self.ids, base=g.temperature, max=c.temperature.max,
+                                        step=c.temperature.step, window=c.temperature.window,
+                                        collapse_frac=c.temperature.collapse_frac,
+                                        release_frac=c.temperature.release_frac,
+                                        cooldown_steps=c.temperature.cooldown_steps)
+        self.lr = LearningRateControl(g.lr, factor=c.learning_rate.factor,
+                                      min=c.learning_rate.min,
+                                      cooldown_steps=c.learning_rate.cooldown_steps)
+        provenance = {d: {**domain_provenance(self.registry, dom), "policy": POLICY,
+                          "policy_info": {"model": "tiny", "seed": self.cfg.policy_seed},
+                          "seed": self.scheduler.config["seed"],
+                          "split": self.scheduler.config["split"], "run_id": self.owner.run_id}
+                      for d, dom in self.domains.items()}
+        recorder = Recorder(self.domains, self.cache, provenance, self.record)
+        source = BatchSource(self.scheduler, g.prompts_per_step, g.max_refill_frac)
+        args = GRPOConfig(
+            output_dir=str(self.out / "trl"), use_cpu=True, bf16=False,
+            activation_checkpointing=False, per_device_train_batch_size=g.prompts_per_step
+            * g.generations, num_generations=g.generations,
+            max_completion_length=g.max_completion_tokens, temperature=1.0, top_k=0, top_p=1.0,
+            learning_rate=g.lr, lr_scheduler_type="constant", warmup_steps=0,
+            max_steps=g.max_steps, logging_steps=g.log_every, save_strategy="no",
+            report_to="none", seed=self.cfg.seed, dataloader_num_workers=0,
+            disable_dropout=True, disable_tqdm=True, beta=0.0)
+        placeholder = Dataset.from_dict({"prompt": ["<bos>"] * g.prompts_per_step * 8})
+        hooks = StepHooks(self)
+        trainer = HubGRPOTrainer(model=self.model, reward_funcs=recorder, args=args,
+                                 train_dataset=placeholder, processing_class=self.tokenizer,
+                                 callbacks=[hooks], source=source, recorder=recorder,
+                                 temperatures=self.temps.values.__getitem__)
+        trainer.remove_callback(PrinterCallback)  # logs go to TensorBoard, not stdout
+        hooks.trainer = trainer
+        return trainer, hooks
+
+    # -- store -------------------------------------------------------------------------------
+
+    def record(self, trajectories: list[Trajectory]) -> None:
+        for traj in trajectories:
+            self.monitor.observe(traj)
+        self.pending += trajectories
+
+    def flush_store(self) -> None:
+        if self.pending:
+            self.store.write(self.pending)
+            self.stored += len(self.pending)
+            self.pending = []
+
+    # -- end ---------------------------------------------------------------------------------
+
+    def _save_model(self) -> None:
+        target = self.out / "model"
+        self.model.save_pretrained(target)
+        self.tokenizer.save_pretrained(target)
+
+    def _summary(self, warm: Any, before: tuple[HeldOutResult, Any],
+                 after: tuple[HeldOutResult, Any], steps: int) -> dict[str, Any]:
+        h = self.cfg.heldout
+        stats = compare(before[0], after[0], seed=h.seed)
+        summary = {
+            "before": before[0].scores(), "after": after[0].scores(),
+            "mean": {"before": before[0].mean(), "after": after[0].mean()},
+            "delta": stats, "metric": (
+                f"sampled reward at the training temperature T={self.cfg.grpo.temperature:g}: "
+                f"mean over {h.samples} samples per item, {h.items} test-split items per domain; "
+                "deltas are paired bootstrap 95% CIs over items"),
+            "greedy": ({"before": before[1].scores(), "after": after[1].scores()}
+                       if before[1] and after[1] else None),
+            "steps": steps, "warmup": {"steps": warm.steps, "examples": warm.examples,
+                                       "loss": warm.loss},
+            "trajectories": self.stored, "timings_s": dict(self.owner.timings),
+            "adjustments": self.adjustments_summary(),
+            "final": {"temperature": dict(self.temps.values), "lr": self.lr.lr},
+            "scheduler": {"weights": self.scheduler.weights(), "counts": self.scheduler.counts()},
+            "run_id": self.owner.run_id, "domains": self.ids, "policy": POLICY,
+        }
+        summary["timings_s"]["total"] = round(sum(self.owner.timings.values()), 2)
+        return summary
+
+    def adjustments_summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for line in self.events.path.read_text(encoding="utf-8").splitlines():
+            if '"adjustment"' in line:
+                import json
+
+                kind = json.loads(line)["control"]
+                counts[kind] = counts.get(kind, 0) + 1
+        return counts
+
+    def close(self) -> None:
+        self.flush_store()
+        self.monitor.close()
+
+
+class StepHooks(TrainerCallback):
+    """The hub's side of every GRPO step (see the module docstring)."""
+
+    def __init__(self, session: Session):
+        self.s = session
+        self.trainer: HubGRPOTrainer | None = None
+        self.steps = 0
+        self.shifts_seen = 0
+        self.start = time.perf_counter()
+        self.last_eval = self.start
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.start = self.last_eval = time.perf_counter()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        s, step = self.s, state.global_step
+        self.steps = step
+        assert self.trainer is not None
+        for domain, groups in self.trainer.last_groups.items():
+            s.temps.observe(domain, groups)
+        for adj in s.temps.update(step):
+            s.events.adjustment(adj)
+        self._shifts(step, kw.get("optimizer"), kw.get("lr_scheduler"))
+        if step % s.cfg.grpo.log_every == 0:
+            self._log(step)
+        if step % s.cfg.grpo.store_every == 0:
+            s.flush_store()
+        now = time.perf_counter()
+        if now - self.last_eval >= s.cfg.heldout.every_s:
+            self._inrun_eval(step)
+            self.last_eval = time.perf_counter()
+        if now - self.start >= s.cfg.grpo.seconds:
+            control.should_training_stop = True
+
+    def _shifts(self, step: int, optimizer: Any, lr_scheduler: Any) -> None:
+        s = self.s
+        for shift in s.monitor.shifts[self.shifts_seen:]:
+            s.events.event("shift", step, domain=shift.domain, statistic=shift.statistic,
+                           pvalue=shift.pvalue, reference_mean=shift.reference_mean,
+                           current_mean=shift.current_mean)
+            adj = s.lr.on_shift(step, shift)
+            if adj is not None and optimizer is not None:
+                set_learning_rate(optimizer, lr_scheduler, adj.new)
+                s.events.adjustment(adj)
+        self.shifts_seen = len(s.monitor.shifts)
+
+    def _log(self, step: int) -> None:
+        s = self.s
+        s.monitor.flush()
+        writer = s.monitor.writer
+        weights = s.scheduler.weights()
+        for domain, w in weights.items():
+            writer.add_scalar(f"scheduler/weight/{domain}", w, step)
+            writer.add_scalar(f"temperature/{domain}", s.temps.values[domain], step)
+        writer.add_scalar("train/lr", s.lr.lr, step)
+        s.scheduler.log(s.out, step, counts=s.scheduler.counts(),
+                        zero_variance=self.trainer.last_zero if self.trainer else {})
+
+    def _inrun_eval(self, step: int) -> None:
+        s, h = self.s, self.s.cfg.heldout
+        result = s.heldout.evaluate(s.model, s.tokenizer, temperature=s.cfg.grpo.temperature,
+                                    samples=h.inrun_samples, items=h.inrun_items)
+        for domain, score in result.scores().items():
+            s.scheduler.observe_eval(domain, score, h.inrun_items * h.inrun_samples)
+            s.monitor.writer.add_scalar(f"heldout/{domain}/inrun", score, step)
+        s.events.event("heldout", step, label="inrun", scores=result.scores(), mean=result.mean())
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+               **kw: Any) -> None:
+        for key, value in (logs or {}).items():
+            if isinstance(value, (int, float)):
+                self.s.monitor.writer.add_scalar(f"trl/{key}", value, state.global_step)

@@ -1,0 +1,198 @@
+"""The single-machine trainer: its parts, and a short real GRPO run with forced control events."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+pytest.importorskip("trl", reason="the local trainer needs the train extra (trl) installed")
+import torch  # noqa: E402
+
+import rlhub  # noqa: E402
+from rlhub.errors import TrainerError  # noqa: E402
+from rlhub.hub.trainer_config import load_train_config  # noqa: E402
+from rlhub.hub.trainer_controls import LearningRateControl, TemperatureControl  # noqa: E402
+from rlhub.hub.trainer_eval import paired_bootstrap  # noqa: E402
+from rlhub.hub.trainer_text import RowTemperature, attach_mask_positions, left_pad  # noqa: E402
+from rlhub.monitor import Shift  # noqa: E402
+
+TINY = ["math/tiny-count-v1", "math/tiny-lambda-v1"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from rlhub.policy.tiny import load_tiny
+
+    model, tokenizer = load_tiny(tmp_path_factory.mktemp("tiny") / "m", seed=0)
+    return model, tokenizer
+
+
+# -- text plumbing ---------------------------------------------------------------------------
+
+
+def test_left_padding_does_not_change_log_probs_once_positions_follow_the_mask(tiny):
+    model, tok = tiny
+    ids = tok("<bos>user: rev 123\nassistant: 321", add_special_tokens=False)["input_ids"]
+    padded, mask = left_pad([ids, [5] * (len(ids) + 6)], tok.pad_token_id)
+    with torch.no_grad():
+        alone = model(input_ids=torch.tensor([ids])).logits[0]
+        naive = model(input_ids=padded, attention_mask=mask).logits[0, -len(ids):]
+        attach_mask_positions(model)
+        fixed = model(input_ids=padded, attention_mask=mask).logits[0, -len(ids):]
+    assert not torch.allclose(naive, alone, atol=1e-3)  # the pitfall: pads counted as positions
+    assert torch.allclose(fixed, alone, atol=1e-4)
+
+
+def test_row_temperature_divides_each_rows_logits_by_its_own_temperature(tiny):
+    model, tok = tiny
+    rows = torch.tensor([[1, 40, 41, 42], [1, 43, 44, 45]])
+    scaler = RowTemperature(model)
+    with torch.no_grad():
+        plain = model(input_ids=rows).logits
+        with scaler.using([1.0, 2.0]):
+            scaled = model(input_ids=rows).logits
+        after = model(input_ids=rows).logits
+    assert torch.allclose(scaled[0], plain[0], atol=1e-5)
+    assert torch.allclose(scaled[1], plain[1] / 2.0, atol=1e-5)
+    assert torch.allclose(after, plain)
+
+
+# -- controls --------------------------------------------------------------------------------
+
+
+def test_temperature_rises_within_its_bound_when_a_domains_groups_collapse():
+    control = TemperatureControl(["a", "b"], base=1.0, max=1.2, step=0.1, window=4,
+                                 collapse_frac=0.75, release_frac=0.25, cooldown_steps=0)
+    changes = []
+    for step in range(1, 6):
+        control.observe("a", [[1, 1], [0, 0]])   # zero variance
+        control.observe("b", [[1, 0], [0, 1]])   # informative
+        changes += control.update(step)
+    assert [c.new for c in changes] == [1.1, 1.2]
+    assert control.values == {"a": 1.2, "b": 1.0}
+    assert "100% of the last 4 groups of a had zero reward variance" in changes[0].reason
+
+
+def test_temperature_returns_toward_base_once_the_domain_is_informative_again():
+    control = TemperatureControl(["a"], base=1.0, max=1.5, step=0.1, window=2,
+                                 collapse_frac=1.0, release_frac=0.0, cooldown_steps=0)
+    control.observe("a", [[1, 1], [1, 1]])
+    assert control.update(1)[0].new == 1.1
+    control.observe("a", [[1, 0], [0, 1]])
+    lowered = control.update(2)
+    assert lowered[0].new == 1.0 and lowered[0].reason.startswith("lowered")
+
+
+def test_learning_rate_backs_off_on_a_downward_shift_only_and_respects_its_floor():
+    control = LearningRateControl(1e-5, factor=0.5, min=4e-6, cooldown_steps=0)
+    up = Shift("a", 0.5, 1e-4, reference_mean=0.2, current_mean=0.6)
+    down = Shift("a", 0.5, 1e-4, reference_mean=0.6, current_mean=0.2)
+    assert control.on_shift(1, up) is None
+    assert control.on_shift(2, down).new == pytest.approx(5e-6)
+    assert control.on_shift(3, down).new == pytest.approx(4e-6)
+    assert control.on_shift(4, down) is None
+    assert "reward shift down in a: mean 0.600 -> 0.200" in LearningRateControl(1.0).on_shift(
+        9, down).reason
+
+
+# -- evaluation and config -------------------------------------------------------------------
+
+
+def test_paired_bootstrap_brackets_the_mean_difference_and_detects_a_clear_drop():
+    rise = paired_bootstrap([0.2, 0.4, 0.1, 0.3] * 10, [0.3, 0.5, 0.2, 0.4] * 10)
+    assert rise["delta"] == pytest.approx(0.1)
+    assert rise["ci95"][0] == pytest.approx(0.1) and rise["ci95"][1] == pytest.approx(0.1)
+    noisy = paired_bootstrap([0.0, 1.0] * 20, [1.0, 0.0] * 20)
+    assert noisy["ci95"][0] < 0 < noisy["ci95"][1]
+
+
+def test_the_demo_config_splits_into_an_adaptive_mixture_and_train_settings():
+    mixture, cfg = load_train_config("examples/demo.yaml")
+    assert mixture["strategy"] == "adaptive" and "train" not in mixture
+    assert len(mixture["domains"]) >= 4
+    assert cfg.grpo.lr == 1e-5 and cfg.heldout.samples >= 8
+    rlhub.Scheduler.from_config(mixture, rlhub.registry())  # validates against the schema
+
+
+def test_an_unknown_train_key_is_named_with_a_suggestion():
+    with pytest.raises(TrainerError, match=r"train.grpo: expected only the keys .*found unknown "
+                                           r"temprature \(did you mean 'temperature'\?\)"):
+        load_train_config({"domains": TINY, "train": {"grpo": {"temprature": 1}}})
+
+
+def test_the_trainer_hook_answers_local_and_requires_a_run_folder():
+    pm = rlhub.registry().pm
+    with pytest.raises(TrainerError, match="expected a run folder"):
+        pm.hook.rlhub_make_trainer(backend="local", config={"domains": TINY})
+
+
+# -- a short real run ------------------------------------------------------------------------
+
+
+def _events(run_dir):
+    return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+
+
+def _tb_tags(run_dir):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir / "tb"))
+    acc.Reload()
+    return set(acc.Tags()["scalars"])
+
+
+@pytest.mark.slow
+def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
+    import driftplug
+
+    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.scheduler import read_weights
+    from rlhub.store import TrajectoryStore
+
+    registry = rlhub.plugins.Registry(plugins=[driftplug], autoload=True)
+    config = {
+        "strategy": "static", "domains": {"drift/flip-v1": 1.0, TINY[0]: 1.0, TINY[1]: 1.0},
+        "train": {
+            "scheduler": {"strategy": "adaptive", "params": {"floor": 0.5}},
+            "warmup": {"seconds": 3, "batch_size": 32},
+            "grpo": {"seconds": 30, "max_steps": 40, "log_every": 2, "store_every": 4},
+            "heldout": {"items": 8, "samples": 2, "every_s": 10, "inrun_items": 4,
+                        "inrun_samples": 2},
+            "controls": {"temperature": {"window": 6, "cooldown_steps": 1, "max": 1.3},
+                         "learning_rate": {"window": 16, "cooldown_steps": 1, "alpha": 0.05}},
+        },
+    }
+    run = tmp_path / "run"
+    summary = LocalTrainer(config, run, registry=registry).run()
+
+    on_disk = json.loads((run / "summary.json").read_text())
+    assert set(on_disk["before"]) == set(on_disk["after"]) == set(config["domains"])
+    assert all(0.0 <= v <= 1.0 for v in [*on_disk["before"].values(), *on_disk["after"].values()])
+    assert summary["steps"] >= 6 and on_disk["delta"]["domains"].keys() == on_disk["before"].keys()
+
+    rows = TrajectoryStore(str(run)).rows()
+    assert len(rows) == summary["trajectories"] >= 6 * 64
+    assert {r["domain"] for r in rows} == set(config["domains"])
+    lam = next(r for r in rows if r["domain"] == TINY[1])
+    assert lam["plugin"] == "math" and lam["verifier_hash"] and lam["run_id"] == summary["run_id"]
+    assert lam["split"] == "train" and lam["turns"][0]["completion"] is not None
+
+    adjustments = [e for e in _events(run) if e["kind"] == "adjustment"]
+    raised = [a for a in adjustments if a["control"] == "temperature" and a["new"] > a["old"]]
+    assert raised and all(a["new"] <= 1.3 for a in raised)
+    assert any(a["domain"] == "drift/flip-v1" and "zero reward variance" in a["reason"]
+               for a in raised)
+    backoff = [a for a in adjustments if a["control"] == "learning_rate"]
+    assert backoff and backoff[0]["new"] == pytest.approx(backoff[0]["old"] * 0.5)
+    assert "reward shift down in drift/flip-v1" in backoff[0]["reason"]
+    assert summary["final"]["lr"] < 1e-5
+
+    tags = _tb_tags(run)
+    assert "control/temperature/drift/flip-v1" in tags and "control/learning_rate" in tags
+    assert "reward/math/tiny-count-v1/mean" in tags and "trl/loss" in tags
+
+    weights = read_weights(run)
+    assert len(weights) >= 3 and set(weights[-1]["weights"]) == set(config["domains"])
+    assert weights[-1]["counts"]["drift/flip-v1"]["zero_variance"] > 0
