@@ -143,6 +143,10 @@ class Monitor:
                                    self.step)
         for status, count in self.sandbox.items():
             self.writer.add_scalar(f"sandbox/{status}", count, self.step)
+        from rlhub.verifiers.endpoints import judge_scalars
+
+        for tag, value in judge_scalars().items():
+            self.writer.add_scalar(tag, value, self.step)
         self.pending.clear()
         self.writer.flush()
 

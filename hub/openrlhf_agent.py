@@ -45,7 +45,6 @@ import threading
 from typing import Any, NamedTuple
 
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
-
 from rlhub.hub.server_protocol import LOG_KEYS, LabelError, parse_label, strip_trailing_tokens
 
 log = logging.getLogger("rlhub.openrlhf_agent")
@@ -112,7 +111,7 @@ class HubClient:
                             raise HubUnavailable(f"{url}: HTTP {resp.status}: {data.get('error')}")
                         return data
                     last = f"HTTP {resp.status}: {data.get('error')}"
-            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as exc:
+            except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
                 last = f"{type(exc).__name__}: {exc}"
             await asyncio.sleep(min(1.0 * (attempt + 1), 5.0))
         raise HubUnavailable(f"{url}: no answer after {self.settings.retries} attempts ({last})")

@@ -188,7 +188,7 @@ class Hub:
         try:
             result = await asyncio.wait_for(
                 self.pool.verify(manifest.id, task.to_dict(), completion), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.metrics.errors.labels(manifest.id, "timeout").inc()
             return Outcome.failure(lo, f"verification did not finish within {timeout:g} s")
         except Exception as exc:  # noqa: BLE001 - a failed verifier is a 0 reward, not a 500

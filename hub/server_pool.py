@@ -18,6 +18,7 @@ behaves identically in either.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -278,10 +279,8 @@ class RayPool:
 
         if ray.is_initialized():
             for actor in self.actors:
-                try:
+                with contextlib.suppress(Exception):  # an actor that is already gone
                     ray.kill(actor)
-                except Exception:  # noqa: BLE001 - already gone
-                    pass
             if self.owns_ray:
                 ray.shutdown()
         if self.temp_dir:

@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from rlhub.errors import TrainerError
 
@@ -47,13 +48,15 @@ class ServerProcess:
         self.env = {**os.environ, **(env or {})}
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log = tempfile.NamedTemporaryFile(prefix="rlhub-serve-", suffix=".log", delete=False)
+        # Closed and removed in __exit__; the child writes to it for its whole life.
+        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115
+            prefix="rlhub-serve-", suffix=".log", delete=False)
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> ServerProcess:
+    def start(self) -> Self:
         cmd = [sys.executable, "-m", "rlhub", "serve", "--host", self.host,
                "--port", str(self.port), *self.args]
         self.proc = subprocess.Popen(cmd, env=self.env, stdout=self.log, stderr=self.log,
@@ -96,7 +99,7 @@ class ServerProcess:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout_s)
 
-    def __enter__(self) -> ServerProcess:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

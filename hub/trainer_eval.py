@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from rlhub.task import Score, Task
 from rlhub.hub.trainer_text import render_prompt, sample_texts
+from rlhub.task import Score, Task
 
 
 class ScoreCache:

@@ -23,36 +23,53 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from trl import GRPOTrainer
-
-from rlhub.rollout import Trajectory, Turn, initial_messages
-from rlhub.task import Task
 from rlhub.hub.trainer_eval import ScoreCache
 from rlhub.hub.trainer_text import RowTemperature, render_prompt
+from rlhub.rollout import Trajectory, Turn, initial_messages
+from rlhub.task import Task
+from trl import GRPOTrainer
 
 
 class BatchSource:
-    """Each step's tasks: refills owed from the last step first, then a fresh scheduler sample."""
+    """Each step's tasks: refills owed from the last step first, then a fresh scheduler sample.
+
+    A zero-variance group of a fresh task is retried once with a new task of its domain (a
+    refill); a refill's own zero-variance group is not retried again (DAPO's bounded rounds), so
+    a domain the policy cannot yet solve keeps its scheduled share instead of flooding batches.
+    """
 
     def __init__(self, scheduler: Any, prompts_per_step: int, max_refill_frac: float = 0.5):
         self.scheduler = scheduler
         self.prompts = prompts_per_step
         self.max_refill = int(prompts_per_step * max_refill_frac)
         self.refills: deque[Task] = deque()
+        self._refill_ids: set[str] = set()
         self.refilled = 0
 
     def next_tasks(self) -> list[Task]:
         take = [self.refills.popleft() for _ in range(min(len(self.refills), self.max_refill))]
         return take + self.scheduler.sample(self.prompts - len(take))
 
-    def observe(self, groups: dict[str, list[list[float]]]) -> dict[str, int]:
-        """Feed one step's groups to the scheduler; queue refills for its zero-variance groups."""
-        zero = {d: self.scheduler.observe(d, g) for d, g in groups.items()}
+    def observe(self, tasks: list[Task], groups: list[list[float]]) -> dict[str, int]:
+        """Feed one step's groups (``groups[i]`` from ``tasks[i]``) to the scheduler; queue refills.
+
+        :return: The zero-variance group count of each domain, as ``scheduler.observe`` says.
+        """
+        by_domain: dict[str, list[list[float]]] = {}
+        retry: dict[str, int] = {}
+        for task, group in zip(tasks, groups):
+            by_domain.setdefault(task.domain, []).append(group)
+            if max(group) == min(group) and task.id not in self._refill_ids:
+                retry[task.domain] = retry.get(task.domain, 0) + 1
+        self._refill_ids.difference_update(t.id for t in tasks)
+        zero = {d: self.scheduler.observe(d, g) for d, g in by_domain.items()}
         room = self.max_refill - len(self.refills)
-        for domain, n in zero.items():
+        for domain, n in retry.items():
             n = min(n, room)
             if n > 0:
-                self.refills.extend(self.scheduler.refill(domain, n))
+                fresh = self.scheduler.refill(domain, n)
+                self.refills.extend(fresh)
+                self._refill_ids.update(t.id for t in fresh)
                 self.refilled += n
                 room -= n
         return zero
@@ -139,11 +156,12 @@ class HubGRPOTrainer(GRPOTrainer):
         return result
 
     def _observe(self, tasks: list[Task], rewards: list[float], g: int) -> None:
-        groups: dict[str, list[list[float]]] = {}
-        for i, task in enumerate(tasks):
-            groups.setdefault(task.domain, []).append(rewards[i * g:(i + 1) * g])
-        self.last_groups = groups
-        self.last_zero = self.source.observe(groups)
+        groups = [rewards[i * g:(i + 1) * g] for i in range(len(tasks))]
+        by_domain: dict[str, list[list[float]]] = {}
+        for task, group in zip(tasks, groups):
+            by_domain.setdefault(task.domain, []).append(group)
+        self.last_groups = by_domain
+        self.last_zero = self.source.observe(tasks, groups)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
         with self.row_temperature.using(inputs.get("row_temperature")):

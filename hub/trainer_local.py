@@ -51,9 +51,8 @@ class LocalTrainer:
                                "another --out")
         with warnings.catch_warnings():
             _quiet_known_warnings()
-            from transformers.utils import logging as hf_logging
-
             from rlhub.hub.trainer_session import Session
+            from transformers.utils import logging as hf_logging
 
             hf_logging.set_verbosity_error()
 

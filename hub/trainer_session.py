@@ -13,16 +13,19 @@ import time
 from typing import Any
 
 import torch
-from transformers import PrinterCallback, TrainerCallback
-
 from rlhub.hub.trainer_config import TrainConfig
-from rlhub.hub.trainer_controls import (EventLog, LearningRateControl, TemperatureControl,
-                                        set_learning_rate)
+from rlhub.hub.trainer_controls import (
+    EventLog,
+    LearningRateControl,
+    TemperatureControl,
+    set_learning_rate,
+)
 from rlhub.hub.trainer_eval import HeldOut, HeldOutResult, ScoreCache, compare
 from rlhub.hub.trainer_grpo import BatchSource, HubGRPOTrainer, Recorder
 from rlhub.hub.trainer_sft import gold_stream, warm_up
 from rlhub.hub.trainer_text import attach_mask_positions
 from rlhub.rollout import Trajectory
+from transformers import PrinterCallback, TrainerCallback
 
 POLICY = "builtin:tiny"
 
@@ -124,9 +127,8 @@ class Session:
 
     def _build_grpo(self) -> tuple[HubGRPOTrainer, StepHooks]:
         from datasets import Dataset
-        from trl import GRPOConfig
-
         from rlhub.store import domain_provenance
+        from trl import GRPOConfig
 
         g, c = self.cfg.grpo, self.cfg.controls
         self.temps = TemperatureControl(self.ids, base=g.temperature, max=c.temperature.max,

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-
 from rlhub.errors import TrainerError
-from rlhub.task import Task
 from rlhub.hub.trainer_text import encode, left_pad, render_prompt
+from rlhub.task import Task
 
 
 @dataclass

@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-
 from rlhub.rollout import initial_messages
 from rlhub.task import Task
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-
 from rlhub.cli.common import emit_json, get_registry, handle_errors
 
 

@@ -3,8 +3,8 @@
 The trainer comes from the ``rlhub_make_trainer(backend, config)`` hook: rlhub answers last for
 ``openrlhf`` (:mod:`rlhub.hub.openrlhf_cmd`) and for ``local`` (the single-machine trainer), and any
 plugin can add or take over a backend. The hook receives the config file's mapping plus ``out``,
-``submit``, ``locked``, ``config_path`` and ``base_dir`` (the config's folder, against which
-relative paths in it resolve).
+``submit``, ``locked`` (the lock path, already checked; ``lock_hash`` then holds its hash),
+``config_path`` and ``base_dir`` (the config's folder, against which relative paths resolve).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-
 from rlhub.cli.common import emit_json, fail, get_registry, handle_errors
 
 BACKENDS = ("local", "openrlhf")
@@ -36,17 +35,16 @@ def read_config(path: Path) -> dict[str, Any]:
     return config
 
 
-def check_lock(config: dict[str, Any]) -> None:
-    """``--locked``: refuse to run unless the installed domains match the config's lock."""
-    try:
-        from rlhub.hub import lock  # type: ignore[attr-defined]
-    except ImportError:
-        fail("--locked: expected rlhub's lock support (`rlhub lock`, module rlhub.hub.lock), "
-             "found none in this install")
-    verify = getattr(lock, "verify_config", None)
-    if verify is None:
-        fail("--locked: rlhub.hub.lock has no verify_config(config); update rlhub")
-    verify(config)
+def check_lock(lock: Path) -> str:
+    """``--locked LOCK``: refuse to run unless the installed domains match; the lock's hash."""
+    from rlhub.hub.lock import check_lock as differences
+    from rlhub.hub.lock import read_lock
+
+    problems = differences(lock, get_registry())
+    if problems:
+        fail(f"refusing to run: the environment differs from the lock {lock}:\n  "
+             + "\n  ".join(problems))
+    return str(read_lock(lock)["lock_hash"])
 
 
 @handle_errors
@@ -57,18 +55,19 @@ def train(
     submit: bool = typer.Option(False, "--submit", help="openrlhf: submit the Ray job instead of "
                                 "printing the command."),
     out: Path = typer.Option(None, "--out", help="Run folder [the config's out]."),
-    locked: bool = typer.Option(False, "--locked", help="Refuse to run if the installed domains "
-                                "differ from the lock."),
+    locked: Path = typer.Option(None, "--locked", help="Refuse to run unless the installed "
+                                "domains match this lock (`rlhub lock`)."),
     json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
 ) -> None:
     """Train on a mixture with a trainer backend (see `--backend`)."""
     config = read_config(config_path)
     config.update(config_path=str(config_path.resolve()),
-                  base_dir=str(config_path.resolve().parent), submit=submit, locked=locked)
+                  base_dir=str(config_path.resolve().parent), submit=submit,
+                  locked=str(locked) if locked else None)
     if out is not None:
         config["out"] = str(out)
     if locked:
-        check_lock(config)
+        config["lock_hash"] = check_lock(locked)
     backend = backend or str(config.get("backend", "local"))
     trainer = get_registry().pm.hook.rlhub_make_trainer(backend=backend, config=config)
     if trainer is None:

@@ -189,17 +189,24 @@ def check_determinism(domain: Domain, *, across_processes: bool = True,
 def _code_probes(domain: Domain, tasks: Sequence[Task]) -> list[str]:
     if "code" not in domain.manifest.tags:
         return []
-    try:
-        from rlhub.testing.probes_code import check_reward_hacking
-    except ImportError:
-        return []
+    from rlhub.testing.probes_code import check_reward_hacking
+
     return [p for task in tasks[:1] for p in check_reward_hacking(domain, task)]
+
+
+def _judge_probes(domain: Domain, tasks: Sequence[Task]) -> list[str]:
+    if "judge" not in domain.manifest.tags:
+        return []
+    from rlhub.testing.probes_judge import judge_probes
+
+    return judge_probes(domain, tasks)
 
 
 CHECKS: list[Callable[[Domain, Sequence[Task]], list[str]]] = [
     check_gold,
     check_bad_inputs,
     _code_probes,
+    _judge_probes,
 ]
 
 

@@ -7,12 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from rlhub import Task, registry
 from rlhub.errors import SchedulerError
 from rlhub.hub.export import export_tasks, largest_remainder, rows, write_jsonl
 from rlhub.hub.server_protocol import parse_label
+from typer.testing import CliRunner
 
 MIXTURE = {"strategy": "static", "seed": 4,
            "domains": {"math/arithmetic-l1-v1": 3.0, "instruct/lowercase-v1": 2.0,

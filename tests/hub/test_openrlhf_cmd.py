@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from rlhub.errors import TrainerError
 from rlhub.hub.openrlhf_cmd import build_command, load_config, train_ppo_argv
+from typer.testing import CliRunner
 
 pytest.importorskip("openrlhf", reason="openrlhf is not installed (pip install --no-deps "
                     "openrlhf==0.11.2)")
@@ -26,7 +25,7 @@ URL = "http://10.0.0.5:8000"
 def parse_all(argvs: list[list[str]]) -> list[dict[str, Any]]:
     """Each argv through ``train_ppo_ray``'s argparse and validation (one child process)."""
     done = subprocess.run([sys.executable, str(HARNESS), "parse", json.dumps(argvs)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -169,3 +168,16 @@ def test_the_local_backend_dispatches_through_the_trainer_hook(tmp_path: Path) -
     assert json.loads(result.stdout.strip().splitlines()[-1]) == {"backend": "local", "ok": True}
     assert seen[0]["steps"] == 3 and seen[0]["out"] == str(tmp_path / "run")
     assert seen[0]["base_dir"] == str(tmp_path) and seen[0]["submit"] is False
+
+
+def test_a_lock_that_does_not_match_stops_the_run_before_anything_is_written(
+        tmp_path: Path) -> None:
+    from rlhub.cli import app
+
+    lock = tmp_path / "rlhub.lock"
+    lock.write_text("{not a lock")
+    result = CliRunner().invoke(app, ["train", str(EXAMPLE), "--backend", "openrlhf", "--out",
+                                      str(tmp_path / "run"), "--locked", str(lock)])
+    assert result.exit_code == 2
+    assert f"refusing to run: the environment differs from the lock {lock}" in result.output
+    assert not (tmp_path / "run").exists()

@@ -133,7 +133,7 @@ def experience(outputs: list[dict[str, Any]], max_len: int) -> dict[str, Any]:
 
 def run(command: str, payload: str, timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
     """Run this file as a child process (``parse`` or ``experience``)."""
-    return subprocess.run([sys.executable, str(HARNESS), command, payload], capture_output=True,
+    return subprocess.run([sys.executable, str(HARNESS), command, payload], capture_output=True, check=False,
                           text=True, timeout=timeout)
 
 

@@ -26,7 +26,7 @@ SECTIONS = ["Overview", "Task", "Verifier", "Config", "Metrics", "Quickstart"]
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *args],
-        capture_output=True,
+        capture_output=True, check=False,
         text=True,
         cwd=cwd,
         timeout=300,

@@ -12,13 +12,12 @@ import pytest
 
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
-from starlette.testclient import TestClient  # noqa: E402
-
-from rlhub import registry  # noqa: E402
-from rlhub.hub.export import label_of  # noqa: E402
-from rlhub.hub.server import ServerConfig, create_app  # noqa: E402
-from rlhub.hub.server_process import ServerProcess  # noqa: E402
-from rlhub.hub.server_protocol import LOG_KEYS, strip_trailing_tokens  # noqa: E402
+from rlhub import registry
+from rlhub.hub.export import label_of
+from rlhub.hub.server import ServerConfig, create_app
+from rlhub.hub.server_process import ServerProcess
+from rlhub.hub.server_protocol import LOG_KEYS, strip_trailing_tokens
+from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
 DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v1", "instruct/lowercase-v1",

@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("ray", reason="ray is not installed (pip install 'rlhub[ray]')")
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
-from rlhub import registry  # noqa: E402
-from rlhub.hub.export import label_of  # noqa: E402
-from rlhub.hub.server_process import ServerProcess  # noqa: E402
+from rlhub import registry
+from rlhub.hub.export import label_of
+from rlhub.hub.server_process import ServerProcess
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 PROMPT = "user: solve\nassistant: "

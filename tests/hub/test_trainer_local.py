@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import json
-import types
 
 import pytest
 
 pytest.importorskip("trl", reason="the local trainer needs the train extra (trl) installed")
-import torch  # noqa: E402
-
-import rlhub  # noqa: E402
-from rlhub.errors import TrainerError  # noqa: E402
-from rlhub.hub.trainer_config import load_train_config  # noqa: E402
-from rlhub.hub.trainer_controls import LearningRateControl, TemperatureControl  # noqa: E402
-from rlhub.hub.trainer_eval import paired_bootstrap  # noqa: E402
-from rlhub.hub.trainer_text import RowTemperature, attach_mask_positions, left_pad  # noqa: E402
-from rlhub.monitor import Shift  # noqa: E402
+import rlhub
+import torch
+from rlhub.errors import TrainerError
+from rlhub.hub.trainer_config import load_train_config
+from rlhub.hub.trainer_controls import LearningRateControl, TemperatureControl
+from rlhub.hub.trainer_eval import paired_bootstrap
+from rlhub.hub.trainer_text import RowTemperature, attach_mask_positions, left_pad
+from rlhub.monitor import Shift
 
 TINY = ["math/tiny-count-v1", "math/tiny-lambda-v1"]
 
@@ -46,7 +44,7 @@ def test_left_padding_does_not_change_log_probs_once_positions_follow_the_mask(t
 
 
 def test_row_temperature_divides_each_rows_logits_by_its_own_temperature(tiny):
-    model, tok = tiny
+    model, _ = tiny
     rows = torch.tensor([[1, 40, 41, 42], [1, 43, 44, 45]])
     scaler = RowTemperature(model)
     with torch.no_grad():
@@ -95,6 +93,23 @@ def test_learning_rate_backs_off_on_a_downward_shift_only_and_respects_its_floor
     assert control.on_shift(4, down) is None
     assert "reward shift down in a: mean 0.600 -> 0.200" in LearningRateControl(1.0).on_shift(
         9, down).reason
+
+
+def test_a_zero_variance_group_is_refilled_once_from_its_own_domain():
+    from rlhub.hub.trainer_grpo import BatchSource
+
+    mixture = {"strategy": "static", "domains": {TINY[0]: 1.0, TINY[1]: 1.0}}
+    source = BatchSource(rlhub.Scheduler.from_config(mixture, rlhub.registry()), 4, 0.5)
+    first = source.next_tasks()
+    flat = next(t for t in first if t.domain == TINY[0])
+    groups = [[1.0, 1.0] if t is flat else [0.0, 1.0] for t in first]
+    assert source.observe(first, groups) == {TINY[0]: 1, TINY[1]: 0}
+    second = source.next_tasks()
+    refill = second[0]
+    assert len(second) == 4 and refill.domain == TINY[0] and refill.id != flat.id
+    source.observe(second, [[0.0, 0.0]] * 4)  # the refill's own flat group is not retried
+    assert [t.domain for t in list(source.refills)].count(TINY[0]) <= 2
+    assert refill.id not in {t.id for t in source.refills} and source.refilled == 3
 
 
 # -- evaluation and config -------------------------------------------------------------------
@@ -146,7 +161,6 @@ def _tb_tags(run_dir):
 @pytest.mark.slow
 def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
     import driftplug
-
     from rlhub.hub.trainer_local import LocalTrainer
     from rlhub.scheduler import read_weights
     from rlhub.store import TrajectoryStore

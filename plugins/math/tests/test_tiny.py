@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 import rlhub
 from rlhub_math import catalog
 from rlhub_math.tiny import GENERATORS, split_of
