@@ -110,8 +110,8 @@ def main() -> None:
     args = parser.parse_args()
     work = items(args.n, args.distinct)
     warm = items(4 * len(DOMAINS), 4)
-    home = tempfile.mkdtemp(prefix="rlhub-bench-home-")
-    with ServerProcess(["--workers", str(args.workers)], env={"RLHUB_HOME": home}) as server:
+    with tempfile.TemporaryDirectory(prefix="rlhub-bench-home-") as home, \
+            ServerProcess(["--workers", str(args.workers)], env={"RLHUB_HOME": home}) as server:
         url = server.url + "/get_reward"
         asyncio.run(over_http(url, warm, 16))
         http = asyncio.run(over_http(url, work, args.concurrency))

@@ -326,13 +326,12 @@ class Hub:
             raise ApiError(400, "this server runs without --mixture, so it has no scheduler "
                                 "to observe into")
         if isinstance(body.get("samples"), list):
+            samples = [self._sample_report(s) for s in body["samples"]]
             completed = 0
-            for s in body["samples"]:
-                self._known_scheduled(s.get("domain"))
-                completed += await asyncio.to_thread(
-                    self.scheduler.record, s["domain"], str(s["group"]),
-                    float(s["reward"]), int(s.get("group_size", 1)))
-            return {"recorded": len(body["samples"]), "completed_groups": completed}
+            for domain, group, reward, size in samples:
+                completed += await asyncio.to_thread(self.scheduler.record, domain, group,
+                                                     reward, size)
+            return {"recorded": len(samples), "completed_groups": completed}
         self._known_scheduled(body.get("domain"))
         groups = body.get("group_rewards")
         if not isinstance(groups, list) or not all(isinstance(g, list) for g in groups):
@@ -340,6 +339,17 @@ class Hub:
                                 f"per prompt group), found {type(groups).__name__}")
         zero = await asyncio.to_thread(self.scheduler.observe, body["domain"], groups)
         return {"observed_groups": len(groups), "zero_variance": zero}
+
+    def _sample_report(self, item: Any) -> tuple[str, str, float, int]:
+        """``(domain, group, reward, group_size)`` of one per-sample report, validated."""
+        try:
+            report = (item["domain"], str(item["group"]), float(item["reward"]),
+                      int(item.get("group_size", 1)))
+        except (KeyError, TypeError, ValueError):
+            raise ApiError(400, "expected each sample as {domain, group, reward, group_size}, "
+                                f"found {item!r}") from None
+        self._known_scheduled(report[0])
+        return report
 
     def _known_scheduled(self, domain: Any) -> None:
         if domain not in self.scheduler.weights():

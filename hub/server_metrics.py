@@ -44,9 +44,10 @@ class Metrics:
                                         "Episodes removed by expiry or eviction", registry=r)
 
     def render(self) -> tuple[bytes, str]:
-        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        """The server's own metrics plus the process-wide default registry (judge endpoints)."""
+        from prometheus_client import REGISTRY, CONTENT_TYPE_LATEST, generate_latest
 
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        return generate_latest(self.registry) + generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
     def verified(self, domain: str, outcome: Any) -> None:
         """Count one verified sample (``outcome`` is a :class:`~rlhub.hub.server_protocol.Outcome`)."""

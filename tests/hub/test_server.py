@@ -172,6 +172,8 @@ def test_sample_rewards_are_grouped_and_observed_once_the_group_is_complete(
     assert set(state["weights"]) == set(MIXTURE["domains"])
     bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v1", "group_rewards": []})
     assert bad.status_code == 400 and "expected a domain of the server's mixture" in bad.text
+    broken = client.post("/v1/scheduler/observe", json={"samples": [{"domain": "x"}]})
+    assert broken.status_code == 400 and "expected each sample as" in broken.text
 
 
 def test_metrics_count_requests_verifications_and_errors(client: TestClient) -> None:

@@ -159,6 +159,8 @@ def test_rlhub_serve_answers_get_reward_and_verify_with_the_hybrid_judge(served)
                                                     "completion": tasks[1].gold}, timeout=60).json()
     assert verdict["reward"] == 1.0 and verdict["passed"] and verdict["error"] is None
     assert judge.judge_calls == 2
+    metrics = httpx.get(f"{base}/metrics", timeout=30).text
+    assert 'rlhub_judge_requests_total{' in metrics and "rlhub_judge_request_seconds_bucket" in metrics
 
 
 def test_rlhub_serve_answers_with_the_minimum_and_an_error_when_the_judge_stops(served):

@@ -112,9 +112,11 @@ class TinyLambda(TinyDomain):
     def check(self, task: Task, completion: str) -> Verdict:
         try:
             ast.parse(completion)
-        except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes in the source
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            # ValueError: NUL bytes; MemoryError/RecursionError: nesting too deep for the parser
             return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False,
-                           f"The completion is not valid Python: {exc}.")
+                           f"The completion is not valid Python: {type(exc).__name__}: "
+                           f"{str(exc)[:200]}.")
         return super().check(task, completion)
 
 
