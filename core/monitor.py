@@ -22,35 +22,12 @@ from typing import Any
 log = logging.getLogger("rlhub.monitor")
 
 
-def _ks_pvalue(d: float, n: int, m: int) -> float:
-    """Asymptotic p-value of the two-sample KS statistic (Stephens' small-sample correction)."""
-    en = math.sqrt(n * m / (n + m))
-    lam = (en + 0.12 + 0.11 / en) * d
-    if lam < 1e-3:
-        return 1.0
-    total = sum(2 * (-1) ** (j - 1) * math.exp(-2 * j * j * lam * lam) for j in range(1, 101))
-    return min(1.0, max(0.0, total))
-
-
 def ks_2samp(a: list[float], b: list[float]) -> tuple[float, float]:
-    """``(D, p)``: the two-sample KS statistic and its p-value; SciPy's exact test when available."""
-    try:
-        from scipy import stats
-    except ImportError:
-        pass
-    else:
-        res = stats.ks_2samp(a, b)
-        return float(res.statistic), float(res.pvalue)
-    xs, ys = sorted(a), sorted(b)
-    i = j = 0
-    d = 0.0
-    for v in sorted(set(xs) | set(ys)):
-        while i < len(xs) and xs[i] <= v:
-            i += 1
-        while j < len(ys) and ys[j] <= v:
-            j += 1
-        d = max(d, abs(i / len(xs) - j / len(ys)))
-    return d, _ks_pvalue(d, len(xs), len(ys))
+    """``(D, p)``: SciPy's two-sample Kolmogorov-Smirnov statistic and p-value."""
+    from scipy import stats
+
+    res = stats.ks_2samp(a, b)
+    return float(res.statistic), float(res.pvalue)
 
 
 @dataclass

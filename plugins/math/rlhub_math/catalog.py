@@ -232,6 +232,7 @@ def tiny_manifest(task: str) -> dict[str, Any]:
         data["verifier"] = {"name": "python-tests",
                             "options": {"limits": TINY_LIMITS, "call_timeout_s": 2}}
         data["sandbox"] = {"kind": "local", "limits": TINY_LIMITS}
+        data["turns"] = {"max_turns": 2, "repair_discount": 0.8}  # one repair on test feedback
         data["verify_timeout_s"] = 20
     return data
 
