@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/rlhub eval --mixture examples/demo.yaml --policy builtin:tiny -n 8 --out runs/demo --resume
-	$(BIN)/rlhub report runs/demo
+	rm -rf runs/demo  # the demo's own run folder, made anew each time
+	$(BIN)/rlhub train examples/demo.yaml --out runs/demo
+	$(BIN)/rlhub eval --mixture examples/demo.yaml --policy hf:runs/demo/model -n 16 --out runs/demo/eval
+	$(BIN)/rlhub report runs/demo/eval
 
 test: setup
 	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q

@@ -342,7 +342,9 @@ class WorkerProcess:
 
 
 def missing_for(support: HostSupport, network: bool) -> list[str]:
-    missing = [] if support.bwrap else [p for p in NAMESPACED]
+    """The protections not in force for a job on this host. No seccomp filter is installed yet,
+    so ``seccomp`` is always listed: the syscall surface is the kernel's whole one."""
+    missing = ["seccomp"] if support.bwrap else ["seccomp", *NAMESPACED]
     if not support.root:
         missing += ["per_job_uid", "no_nested_userns"] if support.bwrap else ["per_job_uid"]
     if network and "network_namespace" in missing:

@@ -141,9 +141,11 @@ def test_without_namespaces_every_missing_protection_is_named_and_limits_still_h
 
 def test_missing_protections_follow_what_the_machine_offers() -> None:
     full = HostSupport(bwrap="/usr/bin/bwrap", root=True, python="/usr/bin/python3")
-    assert missing_for(full, network=False) == []
+    assert missing_for(full, network=False) == ["seccomp"]
     unprivileged = HostSupport(bwrap="/usr/bin/bwrap", root=False, python="/usr/bin/python3")
-    assert missing_for(unprivileged, network=False) == ["no_nested_userns", "per_job_uid"]
+    assert missing_for(unprivileged, network=False) == ["no_nested_userns", "per_job_uid",
+                                                       "seccomp"]
     bare = HostSupport(bwrap=None, root=False, python="/usr/bin/python3")
-    assert set(missing_for(bare, network=False)) == set(NAMESPACED) | {"per_job_uid"}
+    assert set(missing_for(bare, network=False)) == set(NAMESPACED) | {"per_job_uid",
+                                                                       "seccomp"}
     assert "network_namespace" not in missing_for(bare, network=True)

@@ -74,8 +74,12 @@ def test_waiting_for_a_slot_counts_against_the_deadline(judge, task, options):
     verdicts = _parallel(4, lambda i: v.check(task, f"answer {i}"))
     elapsed = time.perf_counter() - start
     errors = [x.error for x in verdicts if x.error]
-    assert elapsed < 2.0
-    assert len(errors) >= 2 and any("no free slot among 1 before the deadline" in e for e in errors)
+    assert elapsed < 2.0  # four 0.8 s calls behind one slot would take 3.2 s
+    # A waiter either finds no slot before the deadline, or gets one with the deadline's
+    # remainder as its timeout (which of the two depends on scheduling on a busy machine).
+    assert len(errors) >= 2
+    assert all("no free slot among 1 before the deadline" in e or "no reply within" in e
+               for e in errors), errors
 
 
 def test_latency_and_outcomes_are_exported_to_prometheus_and_tensorboard(judge, task, options):

@@ -152,6 +152,13 @@ def fingerprints(names: list[str], reverse: bool = False) -> dict[str, str]:
     return out
 
 
+# Datasets whose items follow PYTHONHASHSEED for only some indices, which two interpreters can
+# miss; found by the contract kit's cross-process check.
+KNOWN_STOCHASTIC = {
+    "intermediate_integration": "sympy prints some integrals in an order that follows the hash seed",
+}
+
+
 def measure_seeded(names: list[str] | None = None) -> dict[str, bool]:
     """Whether each dataset gives the same items in two fresh interpreters that differ in
     ``PYTHONHASHSEED`` and in the order they generate items."""
@@ -162,7 +169,8 @@ def measure_seeded(names: list[str] | None = None) -> dict[str, bool]:
     with tempfile.TemporaryDirectory() as tmp:
         children = [_start_fingerprints(names, Path(tmp), run) for run in (0, 1)]
         runs = [_finish_fingerprints(*child) for child in children]
-    return {name: runs[0][name] == runs[1][name] for name in names}
+    return {name: runs[0][name] == runs[1][name] and name not in KNOWN_STOCHASTIC
+            for name in names}
 
 
 def _start_fingerprints(names: list[str], tmp: Path, run: int) -> tuple[Any, Path]:
