@@ -32,8 +32,7 @@ test: setup
 	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q
 
 bench: setup
-	$(BIN)/python bench/discovery.py
-	$(BIN)/python bench/verifiers.py
+	for b in discovery verifiers sandbox server scheduler; do $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) runs

@@ -8,14 +8,12 @@ modules exposing ``register(app)``; heavy imports stay inside command functions 
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
-from rlhub.cli import domains
+from rlhub.cli import domains, hubcmd, loop, mix, policy, sandbox, serve, train
 
-# Area modules, each exposing register(app). Listed explicitly; order is the --help order.
-AREAS = ("sandbox", "loop", "policy", "mix", "serve", "hubcmd", "train")
+# Area modules, each exposing register(app); this order is the --help order.
+AREAS = (domains, loop, serve, hubcmd, train, sandbox, policy, mix)
 
 app = typer.Typer(
     name="rlhub",
@@ -24,15 +22,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-domains.register(app)
 for _area in AREAS:
-    try:
-        _module = importlib.import_module(f"rlhub.cli.{_area}")
-    except ModuleNotFoundError as _exc:  # an area not built yet
-        if _exc.name != f"rlhub.cli.{_area}":
-            raise
-        continue
-    _module.register(app)
+    _area.register(app)
 
 
 def main() -> None:

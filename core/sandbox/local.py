@@ -400,15 +400,12 @@ class LocalBackend:
         return pool
 
     def _start_worker(self, index: int, network: bool) -> WorkerProcess:
+        def start() -> WorkerProcess:
+            return WorkerProcess(self.support, index, self.slots, self.disk_mb, network,
+                                 self._host_uid(index, network))
+
         try:
-            return WorkerProcess(
-                self.support,
-                index,
-                self.slots,
-                self.disk_mb,
-                network,
-                self._host_uid(index, network),
-            )
+            return start()
         except SandboxError as exc:
             if not self.support.bwrap or any(w for p in self.pools.values() for w in p):
                 raise
@@ -416,14 +413,7 @@ class LocalBackend:
             # run without namespaces, and say so in `missing` and `why`.
             self.support.bwrap = None
             self.support.why["namespaces"] = f"bubblewrap failed on this machine: {exc}"
-            return WorkerProcess(
-                self.support,
-                index,
-                self.slots,
-                self.disk_mb,
-                network,
-                self._host_uid(index, network),
-            )
+            return start()
 
     def _channel(self, network: bool) -> Channel:
         with self.lock:

@@ -130,22 +130,18 @@ def send_out(fd, src, n):
         offset += sent
 
 
+# Signals the worker ignores (a job must not be able to stop it) and its children restore.
+WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                  signal.SIGUSR2, signal.SIGPIPE)
+
+
 # -- the job child --------------------------------------------------------------------------------
 
 
 def child_prepare(slot, out_w, err_w, ctl):
     """Sandbox this freshly forked child for ``slot``; runs before any job is known."""
     os.setpgid(0, 0)
-    for sig in (
-        signal.SIGINT,
-        signal.SIGTERM,
-        signal.SIGHUP,
-        signal.SIGQUIT,
-        signal.SIGUSR1,
-        signal.SIGUSR2,
-        signal.SIGPIPE,
-        signal.SIGCHLD,
-    ):
+    for sig in (*WORKER_IGNORES, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     signal.set_wakeup_fd(-1)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -706,15 +702,7 @@ def open_transport():
 
 def main():
     CONFIG.update(json.loads(sys.argv[1]))
-    for sig in (
-        signal.SIGINT,
-        signal.SIGTERM,
-        signal.SIGHUP,
-        signal.SIGQUIT,
-        signal.SIGUSR1,
-        signal.SIGUSR2,
-        signal.SIGPIPE,
-    ):
+    for sig in WORKER_IGNORES:
         signal.signal(sig, signal.SIG_IGN)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     found = probe()
