@@ -9,6 +9,7 @@ make sympy's evaluation unbounded.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from typing import Any
@@ -16,6 +17,16 @@ from typing import Any
 from rlhub.domain import Verdict
 from rlhub.extract import last_boxed
 from rlhub.task import Task
+
+class _OwnTimeouts(logging.Filter):
+    """Drop math-verify's "Timeout is disabled" warning: off the main thread that is by design."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Timeout is disabled")
+
+
+for _name in ("math_verify.parser", "math_verify.grader"):
+    logging.getLogger(_name).addFilter(_OwnTimeouts())
 
 _TOWER = re.compile(r"\^\s*\{?[^{}^]*\^\s*\{?[^{}^]*\^")
 
