@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import emit
+from _util import emit, summary
 from rlhub import registry
 from rlhub.hub.export import label_of
 from rlhub.hub.server_process import ServerProcess
@@ -95,10 +94,9 @@ async def over_http(url: str, work: list[dict[str, Any]], concurrency: int) -> d
     started = time.perf_counter()
     await asyncio.gather(*(one(i, it) for i, it in enumerate(work)))
     wall = time.perf_counter() - started
-    ordered = sorted(latencies) or [float("nan")]
+    stats = summary(latencies or [float("nan")])
     return {"req_s": len(work) / wall, "wall_s": wall, "rewards": rewards, "problems": problems,
-            "p50_ms": statistics.median(ordered) * 1e3,
-            "p99_ms": ordered[min(len(ordered) - 1, int(0.99 * (len(ordered) - 1)))] * 1e3}
+            "p50_ms": stats["median_ms"], "p99_ms": stats["p99_ms"]}
 
 
 def main() -> None:

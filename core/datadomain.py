@@ -28,6 +28,7 @@ import yaml
 from rlhub.domain import Domain
 from rlhub.errors import ManifestError
 from rlhub.manifest import Manifest, schema_errors
+from rlhub.task import Task, task_id
 
 GOLD_FROM_ANSWER = {"exact": "{answer}", "math": "The answer is \\boxed{{{answer}}}."}
 
@@ -144,9 +145,7 @@ class DataDomain(Domain):
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         raise NotImplementedError  # tasks come from rows; see task()
 
-    def task(self, split: str, seed: int, index: int) -> Any:
-        from rlhub.task import Task, task_id
-
+    def task(self, split: str, seed: int, index: int) -> Task:
         self._check_split(split)
         rows = self.rows(split)
         order = self._orders.get((split, seed))

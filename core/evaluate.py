@@ -170,7 +170,6 @@ class _Writer:
 
 def enforce_lock(path: str, registry: Any) -> str:
     """Refuse to run unless the installed environment matches the lock; return its hash."""
-    from rlhub.errors import RlhubError
     from rlhub.hub.lock import check_lock, read_lock
 
     problems = check_lock(path, registry)

@@ -16,6 +16,7 @@ from typing import Any
 
 from rlhub.errors import ManifestError
 
+
 def defaults() -> dict[str, Any]:
     """Fresh default values for the optional manifest fields."""
     return {

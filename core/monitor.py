@@ -6,9 +6,9 @@ since the last flush) and cumulative ``sandbox/<status>`` counts to TensorBoard 
 
 :class:`ShiftDetector` keeps, per domain, a reference window (the first ``window`` rewards) and a
 sliding current window of the latest ``window`` rewards; every ``stride`` new rewards it runs a
-two-sample Kolmogorov-Smirnov test (SciPy's when installed, else :func:`ks_2samp`). A p-value below
-``alpha`` logs a warning naming the domain on the ``rlhub.monitor`` logger, once per shift episode
-(it re-arms when the windows agree again).
+two-sample Kolmogorov-Smirnov test (:func:`ks_2samp`, SciPy's, imported on first use). A p-value
+below ``alpha`` logs a warning naming the domain on the ``rlhub.monitor`` logger, once per shift
+episode (it re-arms when the windows agree again).
 """
 
 from __future__ import annotations

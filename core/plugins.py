@@ -191,12 +191,7 @@ class Registry:
             self.errors.append(LoadError(info.name, info.distribution, str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
-        if manifest.id in self.manifests:
-            other = self.manifests[manifest.id].distribution
-            self.errors.append(LoadError(info.name, info.distribution,
-                                         f"domain {manifest.id!r} is already provided by {other}"))
-            return
-        self.manifests[manifest.id] = manifest
+        self._keep(manifest)
 
     def _load_domain_file(self, path: Path) -> None:
         from rlhub.datadomain import manifest_from_file
@@ -207,8 +202,11 @@ class Registry:
             self.errors.append(LoadError(path.name, f"domain file {path}", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
-        if manifest.plugin in self.blocked:
-            return
+        if manifest.plugin not in self.blocked:
+            self._keep(manifest)
+
+    def _keep(self, manifest: Manifest) -> None:
+        """Add a parsed manifest, unless an earlier plugin or file already provides its id."""
         if manifest.id in self.manifests:
             other = self.manifests[manifest.id].distribution
             self.errors.append(LoadError(manifest.plugin, manifest.distribution,

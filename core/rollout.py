@@ -141,7 +141,7 @@ def apply_step(turn: Turn, score: Score, info: dict[str, Any], observation: str 
     turn.feedback = clean_text(score.feedback or "")
     turn.error = score.error
     turn.exec = _jsonable(score.exec)
-    turn.exec_status = (score.exec or {}).get("status") if isinstance(score.exec, dict) else None
+    turn.exec_status = score.exec.get("status") if isinstance(score.exec, dict) else None
     turn.observation = None if observation is None else clean_text(observation)
 
 

@@ -18,6 +18,7 @@ id hold the same bytes. :func:`build_bundle` makes one from installed domains;
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 from collections.abc import Iterable
@@ -195,8 +196,6 @@ def _code_line(wheels: list[dict[str, Any]], domain_files: list[str]) -> str:
 def _domain_entry(
     writer: _Writer, registry: Registry, manifest: Manifest, options: BuildOptions
 ) -> dict[str, Any]:
-    import json
-
     entry = domain_record(manifest)
     name = slug(manifest.id)
     entry["manifest"] = writer.add_bytes(
@@ -249,7 +248,6 @@ def _cap(domain: Any, manifest: Manifest, split: str, n: int) -> int:
 def task_parquet(tasks: Iterable[Task], split: str) -> bytes:
     """Tasks as Parquet bytes: one row per task, structured fields as JSON text."""
     import io
-    import json
 
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -348,7 +346,7 @@ def _add_domain_file(writer: _Writer, path: Path) -> str:
     dataset: str = raw["dataset"]
     local = None if "://" in dataset else path.parent / dataset
     if local is not None and not Path(dataset).is_absolute() and _within(local, path.parent):
-        rel_data = posixpath.normpath(PurePosixPath(Path(dataset).as_posix()).as_posix())
+        rel_data = posixpath.normpath(Path(dataset).as_posix())
         writer.add_file(f"domains/{rel_data}", local)
         return writer.add_file(f"domains/{path.name}", path)
     data = _read_dataset(dataset, path.parent)

@@ -45,7 +45,15 @@ import threading
 from typing import Any, NamedTuple
 
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
-from rlhub.hub.server_protocol import LOG_KEYS, LabelError, parse_label, strip_trailing_tokens
+from rlhub.hub.export import as_messages
+from rlhub.hub.server_protocol import (
+    DEFAULT_STRIP_TOKENS,
+    FORMAT_COMPONENTS,
+    LOG_KEYS,
+    LabelError,
+    parse_label,
+    strip_trailing_tokens,
+)
 
 log = logging.getLogger("rlhub.openrlhf_agent")
 
@@ -167,12 +175,7 @@ class ChatFormat:
 
     def prompt(self, prompt: Any) -> str:
         """A task prompt (text or chat messages) as the model's templated input."""
-        if isinstance(prompt, str):
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            messages = [{"role": str(m.get("role", "user")), "content": str(m.get("content", ""))}
-                        for m in prompt]
-        return self._render(messages)
+        return self._render(as_messages(prompt))
 
     def reply(self, action_text: str, text: str) -> str:
         """The environment's ``text`` as the next user turn after ``action_text``.
@@ -293,14 +296,12 @@ class AgentInstance(AgentInstanceBase):
         }
 
     def _strip_tokens(self) -> tuple[str, ...]:
-        from rlhub.hub.server_protocol import DEFAULT_STRIP_TOKENS
-
         return tuple(dict.fromkeys(DEFAULT_STRIP_TOKENS + self.format.eos))
 
     def _logs(self, info: dict[str, Any]) -> dict[str, float]:
         components = (info.get("score") or {}).get("components") or {}
         passed = float(bool(info.get("passed")))
-        fmt = next((components[k] for k in ("format", "valid_json", "valid") if k in components),
+        fmt = next((components[k] for k in FORMAT_COMPONENTS if k in components),
                    passed)
         return fixed_logs(passed=passed, format_ok=fmt, repair_turns=info.get("repair_turns", 0),
                           verify_ms=info.get("verify_ms", 0.0),

@@ -131,6 +131,7 @@ class Hub:
         self.metrics = Metrics()
         self.gate = Gate(config.admission, self.metrics)
         self.episodes = EpisodeTable(config.episode_ttl_s, config.max_episodes)
+        self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
         self.scheduler = SchedulerHub(self._scheduler(), config.episode_ttl_s)
         self.pool: Pool | None = None
         self.started = time.time()
@@ -180,6 +181,13 @@ class Hub:
             return self.registry.manifest(domain)
         except DomainNotFound:
             return None
+
+    def _known_manifest(self, domain: str) -> Any:
+        """The manifest of a task's domain; an unknown one is a 404."""
+        manifest = self._manifest(domain)
+        if manifest is None:
+            raise ApiError(404, f"unknown domain {domain!r}; GET /v1/domains lists them")
+        return manifest
 
     async def _verify(self, manifest: Any, task: Task, completion: str) -> Outcome:
         lo = manifest.reward_range[0]
@@ -243,13 +251,8 @@ class Hub:
 
     async def _verify_item(self, item: Any) -> dict[str, Any]:
         task = _task(item)
-        completion = item.get("completion")
-        if not isinstance(completion, str):
-            raise ApiError(400, "expected 'completion' to be a string, found "
-                                f"{type(completion).__name__}")
-        manifest = self._manifest(task.domain)
-        if manifest is None:
-            raise ApiError(404, f"unknown domain {task.domain!r}; GET /v1/domains lists them")
+        completion = _completion(item)
+        manifest = self._known_manifest(task.domain)
         outcome = await self._verify(manifest, task, completion)
         self.metrics.verified(manifest.id, outcome)
         return {"domain": manifest.id, "task_id": task.id, "reward": outcome.reward,
@@ -263,9 +266,7 @@ class Hub:
             domain = self._domain(body.get("domain"))
             task = await asyncio.to_thread(domain.task, str(body.get("split", "train")),
                                            _int(body, "seed", 0), _int(body, "index", 0, 0))
-        manifest = self._manifest(task.domain)
-        if manifest is None:
-            raise ApiError(404, f"unknown domain {task.domain!r}; GET /v1/domains lists them")
+        manifest = self._known_manifest(task.domain)
         self._sweep()
         assert self.pool is not None
         entry = self.episodes.add(task.domain, None)
@@ -285,14 +286,15 @@ class Hub:
         if entry is None:
             raise ApiError(404, f"unknown episode {episode_id!r} (never opened, closed, or "
                                 f"idle for more than {self.config.episode_ttl_s:g} s)")
-        completion = body.get("completion")
-        if not isinstance(completion, str):
-            raise ApiError(400, "expected 'completion' to be a string, found "
-                                f"{type(completion).__name__}")
+        completion = _completion(body)
         assert self.pool is not None
         async with entry.lock:
             try:
                 result = await self.pool.step(entry.ref, completion)
+            except KeyError:  # a Ray actor restarted or evicted it (RayTaskError subclasses it)
+                self.episodes.pop(episode_id)
+                raise ApiError(404, f"episode {episode_id!r} is no longer held by its verifier "
+                                    "worker (restarted or evicted); reset a new one") from None
             except RuntimeError as exc:
                 raise ApiError(409, f"episode {episode_id}: {exc}") from None
         if result["done"]:
@@ -312,7 +314,9 @@ class Hub:
             self.metrics.episodes_expired.inc(len(gone))
             if self.pool is not None:
                 for entry in gone:
-                    asyncio.ensure_future(self.pool.drop(entry.ref))
+                    task = asyncio.ensure_future(self.pool.drop(entry.ref))
+                    self._background.add(task)
+                    task.add_done_callback(self._background.discard)
         self.metrics.episodes_open.set(len(self.episodes.entries))
 
     async def sweeper(self) -> None:
@@ -381,6 +385,14 @@ def _task(item: Any) -> Task:
         return Task.from_dict(data)
     except (TypeError, ValueError) as exc:
         raise ApiError(400, str(exc)) from None
+
+
+def _completion(item: dict[str, Any]) -> str:
+    completion = item.get("completion")
+    if not isinstance(completion, str):
+        raise ApiError(400, "expected 'completion' to be a string, found "
+                            f"{type(completion).__name__}")
+    return completion
 
 
 def _int(body: dict[str, Any], key: str, default: int, lo: int | None = None,

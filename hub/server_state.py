@@ -48,13 +48,12 @@ class EpisodeTable:
         self.ttl_s = ttl_s
         self.max_episodes = max_episodes
         self.entries: OrderedDict[str, EpisodeEntry] = OrderedDict()
-        self.expired = 0
 
-    def add(self, domain: str, ref: Any, episode_id: str | None = None) -> EpisodeEntry:
+    def add(self, domain: str, ref: Any) -> EpisodeEntry:
         import asyncio
 
         now = time.monotonic()
-        entry = EpisodeEntry(episode_id or new_id(), domain, ref, now, now, asyncio.Lock())
+        entry = EpisodeEntry(new_id(), domain, ref, now, now, asyncio.Lock())
         self.entries[entry.id] = entry
         return entry
 
@@ -76,7 +75,6 @@ class EpisodeTable:
             del self.entries[entry.id]
         while len(self.entries) > self.max_episodes:
             gone.append(self.entries.popitem(last=False)[1])
-        self.expired += len(gone)
         return gone
 
 

@@ -90,6 +90,8 @@ class LearningRateControls:
 
 @dataclass
 class Controls:
+    """The monitoring-driven controls: per-domain temperature and learning-rate back-off."""
+
     temperature: TemperatureControls = field(default_factory=TemperatureControls)
     learning_rate: LearningRateControls = field(default_factory=LearningRateControls)
 

@@ -30,6 +30,14 @@ from rlhub.task import Task
 from trl import GRPOTrainer
 
 
+def by_domain(tasks: list[Task], groups: list[list[float]]) -> dict[str, list[list[float]]]:
+    """``groups[i]`` (from ``tasks[i]``) collected per domain, in order."""
+    out: dict[str, list[list[float]]] = {}
+    for task, group in zip(tasks, groups):
+        out.setdefault(task.domain, []).append(group)
+    return out
+
+
 class BatchSource:
     """Each step's tasks: refills owed from the last step first, then a fresh scheduler sample.
 
@@ -55,14 +63,12 @@ class BatchSource:
 
         :return: The zero-variance group count of each domain, as ``scheduler.observe`` says.
         """
-        by_domain: dict[str, list[list[float]]] = {}
         retry: dict[str, int] = {}
         for task, group in zip(tasks, groups):
-            by_domain.setdefault(task.domain, []).append(group)
             if max(group) == min(group) and task.id not in self._refill_ids:
                 retry[task.domain] = retry.get(task.domain, 0) + 1
         self._refill_ids.difference_update(t.id for t in tasks)
-        zero = {d: self.scheduler.observe(d, g) for d, g in by_domain.items()}
+        zero = {d: self.scheduler.observe(d, g) for d, g in by_domain(tasks, groups).items()}
         room = self.max_refill - len(self.refills)
         for domain, n in retry.items():
             n = min(n, room)
@@ -157,10 +163,7 @@ class HubGRPOTrainer(GRPOTrainer):
 
     def _observe(self, tasks: list[Task], rewards: list[float], g: int) -> None:
         groups = [rewards[i * g:(i + 1) * g] for i in range(len(tasks))]
-        by_domain: dict[str, list[list[float]]] = {}
-        for task, group in zip(tasks, groups):
-            by_domain.setdefault(task.domain, []).append(group)
-        self.last_groups = by_domain
+        self.last_groups = by_domain(tasks, groups)
         self.last_zero = self.source.observe(tasks, groups)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:

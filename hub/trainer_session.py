@@ -8,6 +8,7 @@ evaluation, the wall-clock budget).
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from typing import Any
@@ -213,8 +214,6 @@ class Session:
         counts: dict[str, int] = {}
         for line in self.events.path.read_text(encoding="utf-8").splitlines():
             if '"adjustment"' in line:
-                import json
-
                 kind = json.loads(line)["control"]
                 counts[kind] = counts.get(kind, 0) + 1
         return counts

@@ -36,7 +36,7 @@ def gold_stream(domains: dict[str, Any], seed: int, weights: dict[str, float]) -
     rng = random.Random(f"warmup/{seed}")
     ids = [d for d in domains if weights.get(d, 0) > 0]
     cursors = dict.fromkeys(ids, 0)
-    for _ in itertools.count():
+    while True:
         domain_id = rng.choices(ids, [weights[d] for d in ids])[0]
         task = domains[domain_id].task("train", seed, cursors[domain_id])
         cursors[domain_id] += 1

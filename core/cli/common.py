@@ -40,8 +40,20 @@ def emit_json(value: Any) -> None:
 
 
 def emit_jsonl(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, default=str) + "\n")
+    """Write one JSON line to stdout and flush it, so a reader sees each record at once."""
+    emit_json(value)
     sys.stdout.flush()
+
+
+def json_object(text: str, option: str) -> dict[str, Any]:
+    """Parse an option's JSON-object value, or fail naming ``option``."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        fail(f"{option}: expected a JSON object, found {text!r} ({exc})")
+    if not isinstance(value, dict):
+        fail(f"{option}: expected a JSON object, found {type(value).__name__}")
+    return value
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -62,7 +62,7 @@ def list_domains(json_out: bool = JsonOpt,
 
 @handle_errors
 def show(domain_id: str, json_out: bool = JsonOpt) -> None:
-    """Show a domain's manifest and one sample task."""
+    """Show a domain's manifest."""
     reg = get_registry()
     manifest = reg.manifest(domain_id)
     info = {**manifest.data, "plugin": manifest.plugin, "distribution": manifest.distribution}

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
+from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors, json_object
 
 
 def register(app: typer.Typer) -> None:
@@ -49,16 +49,6 @@ class RichProgress:
             self.bars.stop()
 
 
-def _options(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        fail(f"--policy-options: expected a JSON object, found {text!r} ({exc})")
-    if not isinstance(value, dict):
-        fail(f"--policy-options: expected a JSON object, found {type(value).__name__}")
-    return value
-
-
 @handle_errors
 def eval_cmd(
     mixture: str = typer.Option(..., "--mixture", help="Mixture file (YAML or JSON)."),
@@ -84,8 +74,8 @@ def eval_cmd(
 
     cfg = EvalConfig(mixture=mixture, policy=policy, out=out, n=n, k=k, split=split, seed=seed,
                      concurrency=concurrency, temperature=temperature, max_tokens=max_tokens,
-                     resume=resume, flush_every=flush_every,
-                     policy_options=_options(policy_options), locked=locked)
+                     resume=resume, flush_every=flush_every, locked=locked,
+                     policy_options=json_object(policy_options, "--policy-options"))
     bars = RichProgress()
     try:
         metrics = run_eval(cfg, registry=get_registry(), progress=bars)

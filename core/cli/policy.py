@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 
-from rlhub.cli.common import fail, handle_errors
+from rlhub.cli.common import handle_errors, json_object
 
 policy_app = typer.Typer(help="Policies: serve a model behind an OpenAI-compatible API.",
                          no_args_is_help=True)
@@ -32,12 +30,7 @@ def serve(
     """Serve SPEC at http://HOST:PORT/v1 (chat completions and models)."""
     from rlhub.policy.serve import serve as run_server
 
-    try:
-        opts = json.loads(options)
-    except ValueError as exc:
-        fail(f"--options: expected a JSON object, found {options!r} ({exc})")
-    if not isinstance(opts, dict):
-        fail(f"--options: expected a JSON object, found {type(opts).__name__}")
+    opts = json_object(options, "--options")
     opts.setdefault("max_batch", max_batch)
     typer.echo(f"serving {spec} at http://{host}:{port}/v1", err=True)
     run_server(spec, host=host, port=port, model_name=model_name, options=opts,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rlhub.cli.common import emit_json, get_registry, handle_errors
+
+from rlhub.cli.common import JsonOpt, emit_json, get_registry, handle_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -61,7 +62,7 @@ def export(
     split: str = typer.Option(None, "--split", help="Task split [the mixture's, usually train]."),
     seed: int = typer.Option(None, "--seed", help="Task seed [the mixture's]."),
     start: int = typer.Option(0, "--start", min=0, help="First task index of every domain."),
-    json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
+    json_out: bool = JsonOpt,
 ) -> None:
     """Write an OpenRLHF prompt dataset (prompt, label, datasource, gold) from a mixture."""
     from rlhub.hub.export import export_tasks, write_jsonl

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rlhub.cli.common import emit_json, fail, get_registry, handle_errors
+
+from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
 
 BACKENDS = ("local", "openrlhf")
 
@@ -37,14 +38,9 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def check_lock(lock: Path) -> str:
     """``--locked LOCK``: refuse to run unless the installed domains match; the lock's hash."""
-    from rlhub.hub.lock import check_lock as differences
-    from rlhub.hub.lock import read_lock
+    from rlhub.evaluate import enforce_lock
 
-    problems = differences(lock, get_registry())
-    if problems:
-        fail(f"refusing to run: the environment differs from the lock {lock}:\n  "
-             + "\n  ".join(problems))
-    return str(read_lock(lock)["lock_hash"])
+    return str(enforce_lock(str(lock), get_registry()))
 
 
 @handle_errors
@@ -57,7 +53,7 @@ def train(
     out: Path = typer.Option(None, "--out", help="Run folder [the config's out]."),
     locked: Path = typer.Option(None, "--locked", help="Refuse to run unless the installed "
                                 "domains match this lock (`rlhub lock`)."),
-    json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
+    json_out: bool = JsonOpt,
 ) -> None:
     """Train on a mixture with a trainer backend (see `--backend`)."""
     config = read_config(config_path)

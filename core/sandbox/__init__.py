@@ -7,7 +7,6 @@ hook; ``local`` is the embedded default.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Sequence
@@ -144,8 +143,3 @@ def close_all() -> None:
         for backend in _backends.values():
             backend.close()
         _backends.clear()
-
-
-def run_sync_batch(requests: Sequence[ExecRequest], backend: str | None = None) -> list[ExecResult]:
-    """``run_batch`` for callers without an event loop."""
-    return asyncio.run(run_batch(requests, backend))

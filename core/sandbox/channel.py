@@ -153,7 +153,10 @@ class Channel:
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.alive = True
-        self.ready = self._read_header()
+        try:
+            self.ready = self._read_header()
+        except (OSError, EOFError, ValueError) as exc:
+            raise SandboxError(f"sandbox worker: expected a ready message, found none: {exc}") from exc
         if self.ready.get("op") != "ready":
             raise SandboxError(f"sandbox worker: expected a ready message, found {self.ready}")
         self.reader = threading.Thread(

@@ -157,7 +157,11 @@ class ContainerWorker:
         )
         self.sock = self._connect(Path(self.dir) / "worker.sock")
         fd = self.sock.fileno()
-        self.channel = Channel(fd, fd, "docker", backend.missing)
+        try:
+            self.channel = Channel(fd, fd, "docker", backend.missing)
+        except SandboxError:
+            self.remove()
+            raise
 
     def _connect(self, path: Path) -> socket.socket:
         deadline = time.monotonic() + 30
@@ -244,7 +248,7 @@ class DockerBackend:
         }
         self.languages = self._languages(image is not None or dockerfile is not None)
         self.missing = self._missing()
-        self.lease = UidLease()
+        self.lease = UidLease(self.containers * UIDS_PER_WORKER)
         self.pool: list[ContainerWorker | None] = [None] * self.containers
         self.lock = threading.Lock()
         self.closed = False

@@ -148,23 +148,41 @@ def detect(python: str | None = None) -> HostSupport:
 
 
 class UidLease:
-    """An exclusive host uid range for this backend, held by a lock file while it lives."""
+    """An exclusive host uid range of at least ``size`` uids, held by lock files while it lives.
 
-    def __init__(self, directory: str = "/tmp/rlhub-sandbox-uids"):
+    The range is made of consecutive blocks of ``UID_RANGE_SIZE`` uids, one lock file each, so
+    backends of any size on one machine never share a uid (a shared uid would let one instance's
+    jobs signal another's, and share their RLIMIT_NPROC)."""
+
+    def __init__(self, size: int = UID_RANGE_SIZE, directory: str = "/tmp/rlhub-sandbox-uids"):
         os.makedirs(directory, mode=0o755, exist_ok=True)
-        for index in range(4096):
+        blocks = max(1, -(-size // UID_RANGE_SIZE))
+        for index in range(4096 - blocks + 1):
+            fds = self._lock_all(directory, range(index, index + blocks))
+            if fds:
+                self.fds, self.base = fds, UID_RANGE_BASE + index * UID_RANGE_SIZE
+                return
+        raise SandboxError(f"local sandbox: no {blocks} free consecutive uid ranges under "
+                           f"{directory}")
+
+    @staticmethod
+    def _lock_all(directory: str, indices: range) -> list[int]:
+        fds: list[int] = []
+        for index in indices:
             fd = os.open(f"{directory}/{index}.lock", os.O_CREAT | os.O_RDWR, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                continue
-            self.fd, self.base = fd, UID_RANGE_BASE + index * UID_RANGE_SIZE
-            return
-        raise SandboxError(f"local sandbox: all 4096 uid ranges under {directory} are in use")
+                for held in fds:
+                    os.close(held)
+                return []
+            fds.append(fd)
+        return fds
 
     def release(self) -> None:
-        os.close(self.fd)
+        for fd in self.fds:
+            os.close(fd)
 
 
 class WorkerProcess:
@@ -203,9 +221,15 @@ class WorkerProcess:
         argv = [support.python, "-I", "-S", "-c", BOOTSTRAP, json.dumps(config)]
         self.proc, rfd, wfd = self._start(argv, host_uid, network)
         source = worker_source().encode()
-        write_all(wfd, b"%d\n" % len(source) + source)  # read by BOOTSTRAP before any frame
-        missing = missing_for(support, network)
-        self.channel = Channel(rfd, wfd, "local", missing)
+        try:
+            write_all(wfd, b"%d\n" % len(source) + source)  # read by BOOTSTRAP before any frame
+            self.channel = Channel(rfd, wfd, "local", missing_for(support, network))
+        except (OSError, SandboxError) as exc:
+            self.proc.kill()
+            self.proc.wait()
+            raise SandboxError(
+                f"local sandbox: the worker did not start: {exc}; it said: {self.stderr_text()}"
+            ) from exc
         if not self.channel.ready.get("subreaper"):
             self.channel.missing.append("process_cleanup")
         if support.bwrap and support.root and not self.channel.ready.get("no_nested_userns"):
@@ -374,7 +398,11 @@ class LocalBackend:
         if not self.support.root:
             self.workers = max(self.workers, 2 * (os.cpu_count() or 1))  # one job per worker
         self.slots, self.disk_mb = slots, disk_mb
-        self.lease = UidLease() if self.support.root else None
+        if SLOT_UID + slots > UIDS_PER_WORKER:
+            raise SandboxError(f"local sandbox: expected at most {UIDS_PER_WORKER - SLOT_UID} "
+                               f"slots per worker, found {slots}")
+        # two uid blocks per worker index: its pool without and its pool with the network
+        self.lease = UidLease(2 * self.workers * UIDS_PER_WORKER) if self.support.root else None
         self.pools: dict[bool, list[WorkerProcess | None]] = {}
         self.spawner = ThreadPoolExecutor(1, thread_name_prefix="rlhub-local-spawn")
         self.lock = threading.Lock()

@@ -1,6 +1,6 @@
 r"""Domain scheduling: which domains the next batch comes from.
 
-Public API (stable, see DESIGN.md)::
+Public API (stable)::
 
     sched = rlhub.Scheduler.from_config("mix.yaml", registry)   # or a dict; built via a hook
     sched.weights()                     # {domain: probability} of the next batch

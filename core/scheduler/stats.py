@@ -194,10 +194,6 @@ class DomainStats:
     def eval_row(self, name: str) -> np.ndarray:
         return self.evals[V[name]]
 
-    def count_row(self, name: str) -> np.ndarray:
-        self.flush()
-        return self.counts[C[name]]
-
     def observed_groups(self) -> np.ndarray:
         """Groups observed per domain so far."""
         self.flush()

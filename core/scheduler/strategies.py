@@ -42,7 +42,7 @@ def prior_weights(config: dict[str, Any], kind: str) -> np.ndarray:
     for d, spec in specs.items():
         if spec["group"] is None:
             unit[d] = own[d]
-    for name, group in groups.items():
+    for group in groups.values():
         members = group["members"]
         total = sum(own[d] for d in members)
         mass = _group_mass(kind, group, {d: specs[d] for d in members}, config["params"])

@@ -1,8 +1,9 @@
 """Named reusable verifiers, looked up by name through the ``rlhub_verifiers`` hook.
 
 A verifier class is built as ``cls(options)`` and judges with ``check(task, completion) ->
-Verdict``. The built-ins are ``exact``, ``math``, ``regex``, ``json-schema`` and ``python-tests``;
-plugins may add more, and a plugin's verifier of the same name takes precedence.
+Verdict``. The built-ins are those in :data:`BUILTIN` (``exact``, ``regex``, ``json-schema``,
+``math``, ``python-tests``, ``judge``, ``reward-model``, ``composite``); plugins may add more, and a
+plugin's verifier of the same name takes precedence.
 """
 
 from __future__ import annotations
@@ -25,12 +26,6 @@ BUILTIN = {
 }
 
 
-def verifier_names() -> list[str]:
-    from rlhub.plugins import registry
-
-    return sorted(registry().verifier_refs())
-
-
 @functools.lru_cache(maxsize=1024)
 def _make(name: str, options_json: str) -> Any:
     from rlhub.plugins import load_object, registry
@@ -45,6 +40,7 @@ def _make(name: str, options_json: str) -> Any:
 def make_verifier(name: str, options: dict[str, Any] | None = None) -> Any:
     """Build (or reuse) the verifier ``name`` with ``options``; unknown names get a did-you-mean."""
     return _make(name, json.dumps(options or {}, sort_keys=True))
+
 
 # The reward a data-only domain gets when its file declares none, per built-in verifier.
 DEFAULT_REWARDS: dict[str, dict[str, Any]] = {

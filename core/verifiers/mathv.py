@@ -18,6 +18,7 @@ from rlhub.domain import Verdict
 from rlhub.extract import last_boxed
 from rlhub.task import Task
 
+
 class _OwnTimeouts(logging.Filter):
     """Drop math-verify's "Timeout is disabled" warning: off the main thread that is by design."""
 

@@ -149,3 +149,18 @@ def test_missing_protections_follow_what_the_machine_offers() -> None:
     assert set(missing_for(bare, network=False)) == set(NAMESPACED) | {"per_job_uid",
                                                                        "seccomp"}
     assert "network_namespace" not in missing_for(bare, network=True)
+
+
+def test_uid_leases_of_any_size_never_overlap(tmp_path) -> None:
+    from rlhub.sandbox.local import UID_RANGE_SIZE, UidLease
+
+    big = UidLease(3 * UID_RANGE_SIZE + 1, directory=str(tmp_path))
+    small = UidLease(directory=str(tmp_path))
+    try:
+        assert small.base >= big.base + 4 * UID_RANGE_SIZE or small.base + UID_RANGE_SIZE <= big.base
+    finally:
+        big.release()
+        small.release()
+    again = UidLease(2 * UID_RANGE_SIZE, directory=str(tmp_path))  # released ranges are reusable
+    assert again.base == big.base
+    again.release()

@@ -17,7 +17,7 @@ from typing import Any
 from rlhub import Domain, Manifest, Task, Verdict
 from rlhub.extract import code_of
 from rlhub_code.families.rand import word
-from rlhub_code.verdicts import exec_summary, failed_verdict, tests_verdict
+from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
 
 CASES = 5
 
@@ -147,9 +147,7 @@ class BashDomain(Domain):
     def __init__(self, manifest: Manifest):
         super().__init__(manifest)
         self.make_task = TASKS[self.params["task"]]
-        from rlhub import Limits
-
-        self.limits = Limits.from_dict(manifest.data["sandbox"].get("limits"))
+        self.limits = manifest_limits(manifest)
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         spec = self.make_task(rng)

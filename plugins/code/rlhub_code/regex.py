@@ -20,7 +20,8 @@ from typing import Any
 from rlhub import Domain, Manifest, Task, Verdict
 from rlhub.extract import code_of
 from rlhub_code.families.rand import SYLLABLES
-from rlhub_code.verdicts import exec_summary, failed_verdict, tagged_line, tests_verdict
+from rlhub_code.verdicts import (exec_summary, failed_verdict, manifest_limits, tagged_line,
+                                  tests_verdict)
 
 SHOWN, HIDDEN = 6, 10
 MAX_PATTERN = 1000
@@ -131,9 +132,7 @@ class RegexDomain(Domain):
     def __init__(self, manifest: Manifest):
         super().__init__(manifest)
         self.language = LANGUAGES[self.params["task"]]
-        from rlhub import Limits
-
-        self.limits = Limits.from_dict(manifest.data["sandbox"].get("limits"))
+        self.limits = manifest_limits(manifest)
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         for _ in range(50):  # redraw languages too small to hold back enough hidden strings

@@ -20,7 +20,8 @@ from rlhub import Domain, Manifest, Task, Verdict
 from rlhub.extract import code_of
 from rlhub_code.families.rand import word
 from rlhub_code.sqlq import QUESTIONS, SCHEMA, Question
-from rlhub_code.verdicts import exec_summary, failed_verdict, tagged_line, tests_verdict
+from rlhub_code.verdicts import (exec_summary, failed_verdict, manifest_limits, tagged_line,
+                                  tests_verdict)
 
 DATABASES = 3
 SHOWN_ROWS = 3
@@ -126,9 +127,7 @@ class SqlDomain(Domain):
     def __init__(self, manifest: Manifest):
         super().__init__(manifest)
         self.questions = QUESTIONS[self.params["task"]]
-        from rlhub import Limits
-
-        self.limits = Limits.from_dict(manifest.data["sandbox"].get("limits"))
+        self.limits = manifest_limits(manifest)
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         for _ in range(50):

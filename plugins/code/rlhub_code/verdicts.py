@@ -8,9 +8,12 @@ truncated, as feedback.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rlhub import Verdict
+from rlhub import Manifest, Verdict
+
+if TYPE_CHECKING:
+    from rlhub import Limits
 
 FEEDBACK_CHARS = 600
 
@@ -31,6 +34,13 @@ def tests_verdict(failures: list[str | None], exec_info: dict[str, Any] | None =
 def failed_verdict(message: str, exec_info: dict[str, Any] | None = None) -> Verdict:
     """A verdict with no test passed, e.g. when the program could not run at all."""
     return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False, message[:FEEDBACK_CHARS], exec_info)
+
+
+def manifest_limits(manifest: Manifest) -> Limits:
+    """The sandbox limits the domain's manifest declares (``sandbox.limits``)."""
+    from rlhub import Limits
+
+    return Limits.from_dict(manifest.data["sandbox"].get("limits"))
 
 
 def exec_summary(result: Any) -> dict[str, Any]:
