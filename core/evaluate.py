@@ -24,7 +24,7 @@ from typing import Any
 
 from rlhub.errors import RlhubError, StoreError
 from rlhub.rollout import RolloutJob, Trajectory, final_reward, replay, run_rollouts
-from rlhub.store import SCHEMA_VERSION, TrajectoryStore, domain_provenance
+from rlhub.store import SCHEMA_VERSION, TrajectoryStore, trajectory_provenance
 from rlhub.task import Task
 
 TOLERANCE = 1e-9
@@ -117,7 +117,7 @@ def _jobs(cfg: EvalConfig, registry: Any, domains: list[str], run_id: str, polic
         domain = registry.get(domain_id)
         splits = domain.manifest.data["splits"]
         split = cfg.split if cfg.split in splits else splits[-1]
-        prov = {**domain_provenance(registry, domain), "policy": cfg.policy, "seed": cfg.seed,
+        prov = {**trajectory_provenance(registry, domain), "policy": cfg.policy, "seed": cfg.seed,
                 "split": split, "run_id": run_id, "policy_info": policy_info,
                 "lock_hash": lock_hash}
         todo = [RolloutJob(domain, task, s, prov) for task in domain.sample(cfg.n, split=split,

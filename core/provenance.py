@@ -1,6 +1,7 @@
 """Provenance: content hashes that pin exactly which code and data produced a reward.
 
-``domain_provenance(manifest)`` is what every trajectory and every lock records for a domain: its
+``domain_provenance(manifest)`` is what every lock records for a domain (trajectories store the
+same hashes, see ``rlhub.store.trajectory_provenance``): its
 id and version, the plugin's distribution and version, and ``verifier_code_hash`` — the sha256 of
 the source of the domain's factory module and of its named verifier's module (for a data-only
 domain: the domain file and its dataset too). Change a line of the verifier and the hash changes.

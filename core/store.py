@@ -302,7 +302,7 @@ def sandbox_image_digest(manifest: Any) -> tuple[str | None, str | None]:
     return image, (digests[0] if digests else attrs.get("Id"))
 
 
-def domain_provenance(registry: Any, domain: Any) -> dict[str, Any]:
+def trajectory_provenance(registry: Any, domain: Any) -> dict[str, Any]:
     """The provenance columns shared by every trajectory of ``domain``.
 
     ``verifier_hash`` is :func:`rlhub.provenance.verifier_code_hash`, the same hash locks record.

@@ -128,7 +128,7 @@ class Session:
 
     def _build_grpo(self) -> tuple[HubGRPOTrainer, StepHooks]:
         from datasets import Dataset
-        from rlhub.store import domain_provenance
+        from rlhub.store import trajectory_provenance
         from trl import GRPOConfig
 
         g, c = self.cfg.grpo, self.cfg.controls
@@ -140,7 +140,7 @@ class Session:
         self.lr = LearningRateControl(g.lr, factor=c.learning_rate.factor,
                                       min=c.learning_rate.min,
                                       cooldown_steps=c.learning_rate.cooldown_steps)
-        provenance = {d: {**domain_provenance(self.registry, dom), "policy": POLICY,
+        provenance = {d: {**trajectory_provenance(self.registry, dom), "policy": POLICY,
                           "policy_info": {"model": "tiny", "seed": self.cfg.policy_seed},
                           "seed": self.scheduler.config["seed"],
                           "split": self.scheduler.config["split"], "run_id": self.owner.run_id}

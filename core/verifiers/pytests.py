@@ -88,7 +88,7 @@ class PythonTests:
             return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False,
                            "The program failed to load:\n" + verdict["load_error"][-FEEDBACK_CHARS:],
                            exec_info)
-        total, passed = verdict["total"], verdict["passed"]
+        total, passed = max(1, int(verdict["total"])), int(verdict["passed"])
         all_pass = passed == total and not verdict["failures"]
         feedback = "" if all_pass else (
             f"{total - passed} of {total} tests failed. First failure: "
