@@ -16,9 +16,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from rlhub.hub.server_process import ServerProcess
 from rlhub.plugins import Registry
 from rlhub.store import TrajectoryStore
-from rlhub.testing.judge_server import ScriptedJudge, down_url, free_port
+from rlhub.testing.judge_server import ScriptedJudge, down_url
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples" / "judged"
@@ -108,38 +109,10 @@ def test_rlhub_eval_with_a_down_judge_finishes_and_records_the_error(scripted, t
 def served(tmp_path):
     """``rlhub serve`` with the example domain file and a scripted judge; yields (base, judge)."""
     with ScriptedJudge() as judge:
-        port = free_port()
-        proc = subprocess.Popen(
-            [RLHUB, "--domains-file", str(EXAMPLES / "science.yaml"), "serve", "--host",
-             "127.0.0.1", "--port", str(port), "--workers", "2"],
-            env=_env(tmp_path / "home", judge.url), stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            _wait(f"{base}/health", proc)
-            yield base, judge
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"rlhub serve exited with {proc.returncode}: "
-                                 f"{proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-        try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"expected {url} to answer within {timeout} s")
+        env = {**_env(tmp_path / "home", judge.url),
+               "RLHUB_DOMAINS_PATH": str(EXAMPLES / "science.yaml")}
+        with ServerProcess(["--workers", "2"], env=env, start_timeout_s=90) as server:
+            yield server.url, judge
 
 
 def test_rlhub_serve_answers_get_reward_and_verify_with_the_hybrid_judge(served):
