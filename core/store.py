@@ -230,7 +230,8 @@ class TrajectoryStore:
     def _read_part(self, path: str) -> pa.Table:
         try:
             with self.fs.open(path, "rb") as fh:
-                table = pq.read_table(fh)
+                # parts are small: decode on this thread, so no Arrow thread pool outlives a read
+                table = pq.read_table(fh, use_threads=False, pre_buffer=False)
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"part {path}: expected a Parquet file, could not read it: "
                              f"{type(exc).__name__}: {exc}") from exc
