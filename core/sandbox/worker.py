@@ -135,55 +135,13 @@ WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, 
                   signal.SIGUSR2, signal.SIGPIPE)
 
 
-# -- the job child --------------------------------------------------------------------------------
-
-
-def child_prepare(slot, out_w, err_w, ctl):
-    """Sandbox this freshly forked child for ``slot``; runs before any job is known."""
-    os.setpgid(0, 0)
-    for sig in (*WORKER_IGNORES, signal.SIGCHLD):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.set_wakeup_fd(-1)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass
-    uid = slot["uid"]
-    if CONFIG["mount_ns"]:
-        check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-        check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-        opts = f"size={CONFIG['disk_mb']}m,nr_inodes=8192,mode=0700,uid={uid or 0},gid={uid or 0}"
-        check(
-            libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
-            "mount tmpfs /tmp",
-        )
-        workdir = "/tmp"
-    else:
-        workdir = slot["dir"]
-        os.mkdir(workdir, 0o700)
-        if uid is not None:
-            os.chown(workdir, uid, uid)
-    os.dup2(out_w, 1)
-    os.dup2(err_w, 2)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    if uid is not None:
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    os.closerange(3, ctl)
-    os.closerange(ctl + 1, 1 << 16)
-    os.chdir(workdir)
-    return workdir
+# -- the job child (forked by the zygote) -----------------------------------------------------------
 
 
 def child_main(slot, out_w, err_w, ctl):
+    """Sandbox this fresh child of the zygote for ``slot``, wait for its job and run it."""
     try:
         workdir = child_prepare(slot, out_w, err_w, ctl)
-        main = warm_python(workdir)
         sock = socket.socket(fileno=ctl)
         header, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
         if not header:
@@ -199,13 +157,57 @@ def child_main(slot, out_w, err_w, ctl):
         os.close(meta_fd)
         os.dup2(stdin_fd, 0)
         os.close(stdin_fd)
-        run_job(job_header, meta, workdir, main)
-    except BaseException as exc:  # noqa: BLE001 - the child must never return into the worker
+        run_job(job_header, meta, workdir)
+    except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote
         try:
             os.write(2, f"rlhub sandbox: job setup failed: {type(exc).__name__}: {exc}\n".encode())
         finally:
             os._exit(125)
     os._exit(0)
+
+
+def child_prepare(slot, out_w, err_w, ctl):
+    """What only this child can do before its job is known; the rest the zygote did once."""
+    os.setpgid(0, 0)
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    uid = slot["uid"]
+    if CONFIG["mount_ns"]:
+        # / is already private (the worker made it so), so the copy needs no propagation change.
+        check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+        opts = f"size={CONFIG['disk_mb']}m,nr_inodes=8192,mode=0700,uid={uid or 0},gid={uid or 0}"
+        check(
+            libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
+            "mount tmpfs /tmp",
+        )
+        workdir = "/tmp"
+    else:
+        workdir = slot["dir"]
+        os.mkdir(workdir, 0o700)
+        if uid is not None:
+            os.chown(workdir, uid, uid)
+        use_workdir(workdir)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.dup2(DEVNULL[0], 0)
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    os.closerange(3, ctl)
+    os.closerange(ctl + 1, 1 << 16)
+    os.chdir(workdir)
+    gc.enable()
+    return workdir
+
+
+def use_workdir(workdir):
+    """Point the job's environment, ``sys.path`` and ``__main__`` at ``workdir``."""
+    for key in ("HOME", "TMPDIR", "PWD"):
+        os.environ[key] = workdir
+    sys.path[0] = workdir
+    MAIN.__file__ = os.path.join(workdir, "main.py")
 
 
 def set_limits(limits, lang):
@@ -223,7 +225,7 @@ def set_limits(limits, lang):
         resource.setrlimit(what, value)
 
 
-def run_job(header, meta, workdir, main):
+def run_job(header, meta, workdir):
     lang = header["lang"]
     source = SOURCES[lang]
     with open(source, "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -239,7 +241,7 @@ def run_job(header, meta, workdir, main):
     set_limits(header["limits"], lang)
     argv = meta.get("argv", [])
     if lang == "python":
-        run_python(meta.get("code", ""), argv, main)
+        run_python(meta.get("code", ""), argv)
     tools = CONFIG["tools"]
     if lang == "bash":
         os.execve(tools["bash"], [tools["bash"], source, *argv], env)
@@ -253,44 +255,13 @@ def run_job(header, meta, workdir, main):
     os.execve(tools["sh"], [tools["sh"], "-c", script, compiler, *argv], env)
 
 
-def warm_python(workdir):
-    """Set up the Python job's process before its code is known (off the latency path).
-
-    A freshly forked child pays a copy-on-write fault for every page it touches; doing the
-    interpreter-side setup here, while the spare waits, keeps it out of the job's latency.
-    """
-    for key in ("HOME", "TMPDIR", "PWD"):
-        os.environ[key] = workdir
-    sys.stdin = io.TextIOWrapper(
-        io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
-    )
-    sys.stdout = io.TextIOWrapper(
-        io.FileIO(1, "w", closefd=False),
-        encoding="utf-8",
-        errors="surrogateescape",
-        write_through=False,
-    )
-    sys.stderr = io.TextIOWrapper(
-        io.FileIO(2, "w", closefd=False),
-        encoding="utf-8",
-        errors="backslashreplace",
-        line_buffering=True,
-    )
-    sys.path[:0] = [workdir]
-    main = types.ModuleType("__main__")
-    main.__file__ = os.path.join(workdir, "main.py")
-    main.__builtins__ = builtins
-    compile("import sys\nprint(sys.argv)\n", "main.py", "exec")
-    return main
-
-
-def run_python(code, argv, main):
+def run_python(code, argv):
     """Run ``code`` as ``__main__`` in this process, the way ``python main.py`` would."""
     sys.argv = ["main.py", *argv]
-    sys.modules["__main__"] = main
+    sys.modules["__main__"] = MAIN
     code_status = 0
     try:
-        exec(compile(code, "main.py", "exec"), main.__dict__)
+        exec(compile(code, "main.py", "exec"), MAIN.__dict__)
     except SystemExit as exc:
         code_status = exit_status_of(exc)
     except BaseException:  # noqa: BLE001 - reported like the interpreter does
@@ -324,6 +295,156 @@ def shutdown_python(status):
     return status
 
 
+# -- the zygote ------------------------------------------------------------------------------------
+
+
+class Zygote:
+    """The process every job child is forked from; it never sees a job's payload.
+
+    Forking from the worker itself would make the event loop pay a copy-on-write fault for every
+    page it writes after each fork, and each child would inherit the worker's busy heap. The
+    zygote instead does everything job-independent once (stdio objects, environment, signal
+    dispositions, ``no_new_privs``, OOM score, a warm compiler) and then only forks: on each
+    request it forks a child for a slot, says which pid, and reports each child's exit status and
+    rusage when it reaps it (it is the children's subreaper).
+    """
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.slots = {}  # pid -> slot index
+        self.sel = selectors.DefaultSelector()
+        self.wake_r, wake_w = os.pipe()
+        for fd in (self.wake_r, wake_w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.sel.register(sock.fileno(), selectors.EVENT_READ, "worker")
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+
+    def send(self, message):
+        self.sock.send(json.dumps(message).encode())
+
+    def serve(self):
+        while True:
+            for key, _ in self.sel.select():
+                if key.data == "wake":
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    self.reap()
+                elif not self.spawn():
+                    os._exit(0)  # the worker is gone; children die with us (PDEATHSIG)
+
+    def spawn(self):
+        data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 3)
+        if not data:
+            return False
+        request = json.loads(data)
+        ctl, out_w, err_w = fds
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            self.send({"op": "failed", "slot": request["index"], "error": str(exc)})
+        else:
+            if pid == 0:
+                self.sock.close()
+                child_main(request, out_w, err_w, ctl)
+            try:
+                os.setpgid(pid, pid)  # the child does it too; whoever runs first wins the race
+            except OSError:
+                pass
+            self.slots[pid] = request["index"]
+            self.send({"op": "forked", "slot": request["index"], "pid": pid})
+        for fd in fds:
+            os.close(fd)
+        return True
+
+    def reap(self):
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not pid:
+                return
+            index = self.slots.pop(pid, None)
+            if index is not None:  # not a leftover of a job (those the worker only counts)
+                self.send({
+                    "op": "exit",
+                    "slot": index,
+                    "pid": pid,
+                    "status": status,
+                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "max_rss_kb": usage.ru_maxrss,
+                })
+
+
+DEVNULL = []
+MAIN = types.ModuleType("__main__")
+
+
+def zygote_main(sock):
+    """Set up what every job child shares, then fork children on the worker's requests."""
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    for sig in WORKER_IGNORES:
+        signal.signal(sig, signal.SIG_DFL)  # what a job's processes start with
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)  # the worker's transport must not stay open here
+    os.closerange(3, sock.fileno())
+    os.closerange(sock.fileno() + 1, 1 << 16)
+    DEVNULL.append(os.dup(0))
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")  # jobs are what the OOM killer should pick, and this zygote before us
+    except OSError:
+        pass
+    subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    sys.stdin = io.TextIOWrapper(
+        io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
+    )
+    sys.stdout = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="surrogateescape"
+    )
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
+    sys.path.insert(0, "/tmp")
+    MAIN.__builtins__ = builtins
+    if CONFIG["mount_ns"]:
+        use_workdir("/tmp")
+    compile("import sys\nprint(sys.argv)\n", "main.py", "exec")  # a first compile costs ~1 ms
+    zygote = Zygote(sock)
+    zygote.send({"op": "ready", "subreaper": subreaper})
+    gc.collect()
+    gc.freeze()  # children's collectors then never walk (and so never copy) these pages
+    gc.disable()
+    zygote.serve()
+
+
+def start_zygote():
+    """Fork the zygote (before the host's transport exists); returns our end of its socket."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        try:
+            zygote_main(theirs)
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+        os._exit(1)
+    theirs.close()
+    ready = json.loads(ours.recv(1 << 16) or b"{}")
+    if ready.get("op") != "ready":
+        raise OSError(f"the sandbox zygote did not start: {ready}")
+    return ours, pid, ready
+
+
 # -- the worker ------------------------------------------------------------------------------------
 
 
@@ -334,8 +455,10 @@ class Slot:
         self.index = index
         base = CONFIG["uid_base"]
         self.uid = None if base is None else base + index
-        self.pid = None
+        self.busy = False  # a spare or a job holds it
+        self.pid = None  # known once the zygote says so
         self.job = None
+        self.dir = None
         self.seq = 0
 
 
@@ -359,55 +482,60 @@ class Job:
 
 
 class Worker:
-    """The fork server's event loop; see the module docstring."""
+    """The event loop: host frames in, jobs to spares, output into memfds, results out."""
 
-    def __init__(self, rfd, wfd):
+    def __init__(self, rfd, wfd, zygote, zygote_pid):
         self.rfd, self.wfd = rfd, wfd
+        self.zygote, self.zygote_pid = zygote, zygote_pid
         self.slots = [Slot(i) for i in range(CONFIG["slots"])]
         self.spare = None  # (slot, ctl socket, out_r, err_r)
         self.queue = []
-        self.by_pid = {}
         self.by_fd = {}
         self.sel = selectors.DefaultSelector()
-        self.wake_r, wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
         self.sel.register(self.rfd, selectors.EVENT_READ, "host")
-        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.sel.register(zygote.fileno(), selectors.EVENT_READ, "zygote")
 
     # spares ---------------------------------------------------------------------------------------
-    def free_slot(self):
-        for slot in self.slots:
-            if slot.pid is None:
-                return slot
-        return None
-
     def make_spare(self):
+        """Ask the zygote for a child for a free slot; jobs may be sent to it right away."""
         if self.spare is not None:
             return
-        slot = self.free_slot()
+        slot = next((s for s in self.slots if not s.busy), None)
         if slot is None:
             return
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         slot.seq += 1
-        info = {"uid": slot.uid, "dir": f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"}
-        gc.freeze()  # the child's collector then never walks (and so never copies) our pages
-        pid = os.fork()
-        if pid == 0:
-            parent.close()
-            os.close(out_r)
-            os.close(err_r)
-            child_main(info, out_w, err_w, child.detach())
+        slot.busy, slot.pid = True, None
+        slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
+        request = {"index": slot.index, "uid": slot.uid, "dir": slot.dir}
+        socket.send_fds(self.zygote, [json.dumps(request).encode()], [child.fileno(), out_w, err_w])
+        child.close()
         os.close(out_w)
         os.close(err_w)
-        child.close()
-        slot.pid, slot.dir = pid, info["dir"]
-        self.by_pid[pid] = slot
         self.spare = (slot, parent, out_r, err_r)
+
+    def on_zygote(self):
+        try:
+            data = self.zygote.recv(1 << 16)
+        except BlockingIOError:
+            return
+        if not data:
+            raise EOFError("the zygote died")
+        message = json.loads(data)
+        slot = self.slots[message["slot"]]
+        if message["op"] == "forked":
+            slot.pid = message["pid"]
+            if slot.job is not None and (slot.job.timed_out or slot.job.over):
+                self.kill_job(slot.job)  # the limit was hit before we knew the pid
+        elif message["op"] == "exit":
+            self.finish(slot, message)
+        else:  # "failed": the zygote could not fork (process limit, memory)
+            os.write(2, f"rlhub sandbox: fork failed: {message['error']}\n".encode())
+            if slot.job is not None:
+                slot.job.dispatched = False
+            self.finish(slot, {"status": 125 << 8, "cpu_s": 0.0, "max_rss_kb": 0})
 
     # host input -----------------------------------------------------------------------------------
     def read_frame(self):
@@ -442,19 +570,13 @@ class Worker:
                 socket.send_fds(ctl, [json.dumps(header).encode()], mem)
                 job.dispatched = True
             except OSError:
-                pass  # the spare died; its reaping reports the job as an infrastructure error
+                pass  # the spare died; its exit reports the job as an infrastructure error
             ctl.close()
             for fd in mem:
                 os.close(fd)
         self.make_spare()
 
     # output ---------------------------------------------------------------------------------------
-    def on_output(self, fd):
-        job = self.by_fd.get(fd)
-        if job is None:
-            return
-        self.pump(job, fd)
-
     def pump(self, job, fd):
         """Move what ``fd`` holds into the job's memfd; kill the job when it passes its cap."""
         which = job.pipes[fd]
@@ -486,10 +608,14 @@ class Worker:
 
     # ending jobs ----------------------------------------------------------------------------------
     def kill_job(self, job):
-        try:
-            os.killpg(job.slot.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        pid = job.slot.pid
+        if pid is None:
+            return  # not forked yet: killed as soon as the zygote says which pid it is
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         self.sweep(job.slot, wait=False)
 
     def sweep(self, slot, wait=True):
@@ -501,22 +627,16 @@ class Worker:
             killed.update(found)
             if not wait or not found or time.monotonic() > deadline:
                 return len(killed)
-            for pid in found:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass  # not ours yet: reparented to this subreaper when its parent dies
-            time.sleep(0.0005)
+            time.sleep(0.0005)  # the zygote, their subreaper, reaps them
 
     def kill_uid(self, slot):
         """SIGKILL every process whose real uid is the slot's; returns their pids."""
         found = []
-        known = (1, os.getpid())  # job mains and spares are ours too, and checked by uid below
+        known = {1, os.getpid(), self.zygote_pid}
+        known.update(s.pid for s in self.slots if s is not slot)  # other uids by construction
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) in known:
                 continue
-            if int(name) in self.by_pid and self.by_pid[int(name)] is not slot:
-                continue  # another slot's own process: a different uid by construction
             try:
                 with open(f"/proc/{name}/status", "rb") as f:
                     status = f.read()
@@ -530,41 +650,22 @@ class Worker:
         return found
 
     def kill_orphans(self):
-        """One-slot mode: SIGKILL every child of this worker that is neither a job nor the spare."""
+        """One-slot mode: SIGKILL every child of the zygote but the slot's own (reaped) main."""
         found = []
         try:
-            with open(f"/proc/self/task/{os.getpid()}/children") as f:
+            with open(f"/proc/{self.zygote_pid}/task/{self.zygote_pid}/children") as f:
                 children = [int(p) for p in f.read().split()]
         except OSError:
             return found
         for pid in children:
-            if pid not in self.by_pid:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    found.append(pid)
-                except OSError:
-                    pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+                found.append(pid)
+            except OSError:
+                pass
         return found
 
-    def reap_orphans(self):
-        while True:
-            try:
-                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                return
-            if info is None:
-                return
-            if info.si_pid in self.by_pid:
-                self.finish(self.by_pid[info.si_pid])
-            else:
-                try:
-                    os.waitpid(info.si_pid, 0)
-                except ChildProcessError:
-                    pass
-
-    def finish(self, slot):
-        _, status, usage = os.wait4(slot.pid, 0)
-        del self.by_pid[slot.pid]
+    def finish(self, slot, exit_info):
         job = slot.job
         leftovers = self.sweep(slot)
         if job is None:  # a spare died before it got a job
@@ -573,11 +674,10 @@ class Worker:
             for fd in list(job.open):
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
-            self.report(job, status, usage, leftovers)
+            self.report(job, exit_info, leftovers)
         if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
-        slot.pid = None
-        slot.job = None
+        slot.busy, slot.pid, slot.job = False, None, None
         self.dispatch()
 
     def drop_spare(self, slot):
@@ -588,7 +688,8 @@ class Worker:
             os.close(err_r)
             self.spare = None
 
-    def report(self, job, status, usage, leftovers):
+    def report(self, job, exit_info, leftovers):
+        status = exit_info["status"]
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = -sig if sig else os.WEXITSTATUS(status)
         sizes = [min(n, job.cap) for n in job.size]
@@ -603,8 +704,8 @@ class Worker:
             "leftovers": leftovers,
             "dispatched": job.dispatched,
             "wall_s": time.monotonic() - job.started,
-            "cpu_s": usage.ru_utime + usage.ru_stime,
-            "max_rss_mb": usage.ru_maxrss / 1024,
+            "cpu_s": exit_info["cpu_s"],
+            "max_rss_mb": exit_info["max_rss_kb"] / 1024,
             "memory_words": any(w in err_tail for w in MEMORY_WORDS),
             "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
             "out_len": sizes[0],
@@ -622,12 +723,8 @@ class Worker:
 
     def kill_all(self):
         for slot in self.slots:
-            if slot.pid is not None:
-                try:
-                    os.killpg(slot.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                self.sweep(slot, wait=False)
+            if slot.job is not None:
+                self.kill_job(slot.job)
 
     # timeouts -------------------------------------------------------------------------------------
     def next_timeout(self):
@@ -645,24 +742,20 @@ class Worker:
                 self.kill_job(job)
 
     def serve(self):
-        while True:
-            for key, _ in self.sel.select(self.next_timeout()):
-                if key.data == "host":
-                    try:
+        try:
+            while True:
+                for key, _ in self.sel.select(self.next_timeout()):
+                    if key.data == "host":
                         self.read_frame()
-                    except EOFError:
-                        self.kill_all()
-                        return
-                elif key.data == "wake":
-                    try:
-                        os.read(self.wake_r, 4096)
-                    except BlockingIOError:
-                        pass
-                    self.reap_orphans()
-                else:
-                    self.on_output(key.fd)
-            self.expire()
-            self.reap_orphans()
+                    elif key.data == "zygote":
+                        self.on_zygote()
+                    else:
+                        job = self.by_fd.get(key.fd)
+                        if job is not None:
+                            self.pump(job, key.fd)
+                self.expire()
+        except EOFError:  # the host closed our input, or the zygote died
+            self.kill_all()
 
 
 def remove_tree(path):
@@ -673,8 +766,8 @@ def remove_tree(path):
 
 def probe():
     """Protections this worker could put in place, told to the host once at start."""
-    found = {"subreaper": False, "no_nested_userns": False}
-    found["subreaper"] = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 or os.getpid() == 1
+    found = {"no_nested_userns": False}
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a dead zygote come back to us
     if CONFIG.get("own_userns"):  # never on the host: this sysctl is per user namespace
         try:
             with open("/proc/sys/user/max_user_namespaces", "w") as f:
@@ -707,9 +800,12 @@ def main():
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     found = probe()
     os.makedirs(CONFIG["jobs_dir"], mode=0o711, exist_ok=True)
-    compile("pass", "warm-up", "exec")  # the first compile in a fresh child costs ~1 ms otherwise
+    if CONFIG["mount_ns"]:  # once here, so no job's mount namespace has to change propagation
+        check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    zygote, zygote_pid, ready = start_zygote()
+    found["subreaper"] = ready["subreaper"]
     rfd, wfd = open_transport()
-    worker = Worker(rfd, wfd)
+    worker = Worker(rfd, wfd, zygote, zygote_pid)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])
     worker.make_spare()
     worker.serve()
