@@ -28,6 +28,8 @@ Frames are ``u32 big-endian header length | header JSON | blobs``. The worker ig
 terminating signals; it exits when its input closes.
 """
 
+import _signal
+import _socket
 import atexit
 import builtins
 import ctypes
@@ -37,6 +39,7 @@ import io
 import json
 import os
 import resource
+import select
 import selectors
 import signal
 import socket
@@ -138,17 +141,18 @@ WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, 
 # -- the job child (forked by the zygote) -----------------------------------------------------------
 
 
-def child_main(slot, out_w, err_w, ctl):
-    """Sandbox this fresh child of the zygote for ``slot``, wait for its job and run it."""
+def child_main(uid, workdir, ctl, out_w, err_w):
+    """Sandbox this fresh child of the zygote for a slot, wait for its job and run it."""
     try:
-        workdir = child_prepare(slot, out_w, err_w, ctl)
-        sock = socket.socket(fileno=ctl)
-        header, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+        child_prepare(uid, workdir, ctl, out_w, err_w)
+        sock = _socket.socket(fileno=ctl)
+        header, ancillary, _, _ = sock.recvmsg(1 << 16, FDS_SPACE)
         if not header:
             os._exit(0)
         sock.close()
+        raw = ancillary[0][2]
+        meta_fd, stdin_fd = (int.from_bytes(raw[i : i + 4], sys.byteorder) for i in (0, 4))
         job_header = json.loads(header)
-        meta_fd, stdin_fd = fds
         meta = (
             json.loads(os.pread(meta_fd, job_header["meta_len"], 0))
             if job_header["meta_len"]
@@ -166,13 +170,12 @@ def child_main(slot, out_w, err_w, ctl):
     os._exit(0)
 
 
-def child_prepare(slot, out_w, err_w, ctl):
+def child_prepare(uid, workdir, ctl, out_w, err_w):
     """What only this child can do before its job is known; the rest the zygote did once."""
     os.setpgid(0, 0)
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    uid = slot["uid"]
+    _signal.set_wakeup_fd(-1)
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # not signal.signal: its enum wrapping costs
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ~60 copy-on-write faults here
     if CONFIG["mount_ns"]:
         # / is already private (the worker made it so), so the copy needs no propagation change.
         check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
@@ -181,9 +184,7 @@ def child_prepare(slot, out_w, err_w, ctl):
             libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
             "mount tmpfs /tmp",
         )
-        workdir = "/tmp"
     else:
-        workdir = slot["dir"]
         os.mkdir(workdir, 0o700)
         if uid is not None:
             os.chown(workdir, uid, uid)
@@ -199,7 +200,6 @@ def child_prepare(slot, out_w, err_w, ctl):
     os.closerange(ctl + 1, 1 << 16)
     os.chdir(workdir)
     gc.enable()
-    return workdir
 
 
 def use_workdir(workdir):
@@ -208,6 +208,15 @@ def use_workdir(workdir):
         os.environ[key] = workdir
     sys.path[0] = workdir
     MAIN.__file__ = os.path.join(workdir, "main.py")
+
+
+def write_file(path, text):
+    """Write ``text`` as UTF-8 (lone surrogates kept); cheaper in a fresh child than ``open()``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        write_all(fd, text.encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(fd)
 
 
 def set_limits(limits, lang):
@@ -228,13 +237,11 @@ def set_limits(limits, lang):
 def run_job(header, meta, workdir):
     lang = header["lang"]
     source = SOURCES[lang]
-    with open(source, "w", encoding="utf-8", errors="surrogateescape") as f:
-        f.write(meta.get("code", ""))
+    write_file(source, meta.get("code", ""))
     for name, text in meta.get("files", {}).items():
-        path = os.path.join(workdir, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(text)
+        if "/" in name:
+            os.makedirs(os.path.join(workdir, os.path.dirname(name)), exist_ok=True)
+        write_file(os.path.join(workdir, name), text)
     for key, value in meta.get("env", {}).items():
         os.environ[key] = value
     env = os.environ
@@ -261,7 +268,7 @@ def run_python(code, argv):
     sys.modules["__main__"] = MAIN
     code_status = 0
     try:
-        exec(compile(code, "main.py", "exec"), MAIN.__dict__)
+        exec(compile(code, "main.py", "exec"), MAIN.__dict__)  # noqa: S102 - the job itself
     except SystemExit as exc:
         code_status = exit_status_of(exc)
     except BaseException:  # noqa: BLE001 - reported like the interpreter does
@@ -312,22 +319,22 @@ class Zygote:
     def __init__(self, sock):
         self.sock = sock
         self.slots = {}  # pid -> slot index
-        self.sel = selectors.DefaultSelector()
+        self.poll = select.poll()
         self.wake_r, wake_w = os.pipe()
         for fd in (self.wake_r, wake_w):
             os.set_blocking(fd, False)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        self.sel.register(sock.fileno(), selectors.EVENT_READ, "worker")
-        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.poll.register(sock.fileno(), select.POLLIN)
+        self.poll.register(self.wake_r, select.POLLIN)
 
-    def send(self, message):
-        self.sock.send(json.dumps(message).encode())
-
+    # Everything below runs once per job, with children sharing our pages: each page it writes
+    # costs a copy-on-write fault, so it sticks to plain calls and small byte messages.
     def serve(self):
+        sock = self.sock.fileno()
         while True:
-            for key, _ in self.sel.select():
-                if key.data == "wake":
+            for fd, _ in self.poll.poll():
+                if fd != sock:
                     try:
                         os.read(self.wake_r, 4096)
                     except BlockingIOError:
@@ -337,25 +344,27 @@ class Zygote:
                     os._exit(0)  # the worker is gone; children die with us (PDEATHSIG)
 
     def spawn(self):
-        data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 3)
+        """``index uid dir`` with fds (control socket, stdout, stderr): fork that slot's child."""
+        data, ancillary, _, _ = self.sock.recvmsg(1024, FDS_SPACE)
         if not data:
             return False
-        request = json.loads(data)
-        ctl, out_w, err_w = fds
+        raw = ancillary[0][2]
+        fds = [int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True) for i in (0, 4, 8)]
+        index, uid, workdir = data.decode().split(" ", 2)
         try:
             pid = os.fork()
         except OSError as exc:
-            self.send({"op": "failed", "slot": request["index"], "error": str(exc)})
+            self.sock.send(f"failed {index} {exc}".encode())
         else:
             if pid == 0:
                 self.sock.close()
-                child_main(request, out_w, err_w, ctl)
+                child_main(None if uid == "-" else int(uid), workdir, *fds)
             try:
                 os.setpgid(pid, pid)  # the child does it too; whoever runs first wins the race
             except OSError:
                 pass
-            self.slots[pid] = request["index"]
-            self.send({"op": "forked", "slot": request["index"], "pid": pid})
+            self.slots[pid] = index
+            self.sock.send(f"forked {index} {pid}".encode())
         for fd in fds:
             os.close(fd)
         return True
@@ -370,16 +379,11 @@ class Zygote:
                 return
             index = self.slots.pop(pid, None)
             if index is not None:  # not a leftover of a job (those the worker only counts)
-                self.send({
-                    "op": "exit",
-                    "slot": index,
-                    "pid": pid,
-                    "status": status,
-                    "cpu_s": usage.ru_utime + usage.ru_stime,
-                    "max_rss_kb": usage.ru_maxrss,
-                })
+                cpu = usage.ru_utime + usage.ru_stime
+                self.sock.send(f"exit {index} {status} {cpu} {usage.ru_maxrss}".encode())
 
 
+FDS_SPACE = socket.CMSG_SPACE(3 * 4)
 DEVNULL = []
 MAIN = types.ModuleType("__main__")
 
@@ -420,7 +424,7 @@ def zygote_main(sock):
         use_workdir("/tmp")
     compile("import sys\nprint(sys.argv)\n", "main.py", "exec")  # a first compile costs ~1 ms
     zygote = Zygote(sock)
-    zygote.send({"op": "ready", "subreaper": subreaper})
+    sock.send(b"ready %d" % subreaper)
     gc.collect()
     gc.freeze()  # children's collectors then never walk (and so never copy) these pages
     gc.disable()
@@ -439,10 +443,10 @@ def start_zygote():
             traceback.print_exc()
         os._exit(1)
     theirs.close()
-    ready = json.loads(ours.recv(1 << 16) or b"{}")
-    if ready.get("op") != "ready":
+    ready = ours.recv(1024).split()
+    if ready[:1] != [b"ready"]:
         raise OSError(f"the sandbox zygote did not start: {ready}")
-    return ours, pid, ready
+    return ours, pid, ready[1] == b"1"
 
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -508,34 +512,34 @@ class Worker:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         slot.seq += 1
         slot.busy, slot.pid = True, None
-        slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
-        request = {"index": slot.index, "uid": slot.uid, "dir": slot.dir}
-        socket.send_fds(self.zygote, [json.dumps(request).encode()], [child.fileno(), out_w, err_w])
+        slot.dir = "/tmp" if CONFIG["mount_ns"] else f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
+        uid = "-" if slot.uid is None else slot.uid
+        request = f"{slot.index} {uid} {slot.dir}".encode()
+        socket.send_fds(self.zygote, [request], [child.fileno(), out_w, err_w])
         child.close()
         os.close(out_w)
         os.close(err_w)
         self.spare = (slot, parent, out_r, err_r)
 
     def on_zygote(self):
-        try:
-            data = self.zygote.recv(1 << 16)
-        except BlockingIOError:
-            return
+        """``forked INDEX PID``, ``exit INDEX STATUS CPU_S MAX_RSS_KB`` or ``failed INDEX WHY``."""
+        data = self.zygote.recv(1024)
         if not data:
             raise EOFError("the zygote died")
-        message = json.loads(data)
-        slot = self.slots[message["slot"]]
-        if message["op"] == "forked":
-            slot.pid = message["pid"]
+        op, index, rest = data.decode().split(" ", 2)
+        slot = self.slots[int(index)]
+        if op == "forked":
+            slot.pid = int(rest)
             if slot.job is not None and (slot.job.timed_out or slot.job.over):
                 self.kill_job(slot.job)  # the limit was hit before we knew the pid
-        elif message["op"] == "exit":
-            self.finish(slot, message)
-        else:  # "failed": the zygote could not fork (process limit, memory)
-            os.write(2, f"rlhub sandbox: fork failed: {message['error']}\n".encode())
+        elif op == "exit":
+            status, cpu, rss = rest.split()
+            self.finish(slot, int(status), float(cpu), int(rss))
+        else:  # the zygote could not fork (process limit, memory)
+            os.write(2, f"rlhub sandbox: fork failed: {rest}\n".encode())
             if slot.job is not None:
                 slot.job.dispatched = False
-            self.finish(slot, {"status": 125 << 8, "cpu_s": 0.0, "max_rss_kb": 0})
+            self.finish(slot, 125 << 8, 0.0, 0)
 
     # host input -----------------------------------------------------------------------------------
     def read_frame(self):
@@ -665,7 +669,7 @@ class Worker:
                 pass
         return found
 
-    def finish(self, slot, exit_info):
+    def finish(self, slot, status, cpu_s, max_rss_kb):
         job = slot.job
         leftovers = self.sweep(slot)
         if job is None:  # a spare died before it got a job
@@ -674,7 +678,7 @@ class Worker:
             for fd in list(job.open):
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
-            self.report(job, exit_info, leftovers)
+            self.report(job, status, cpu_s, max_rss_kb, leftovers)
         if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
         slot.busy, slot.pid, slot.job = False, None, None
@@ -688,8 +692,7 @@ class Worker:
             os.close(err_r)
             self.spare = None
 
-    def report(self, job, exit_info, leftovers):
-        status = exit_info["status"]
+    def report(self, job, status, cpu_s, max_rss_kb, leftovers):
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = -sig if sig else os.WEXITSTATUS(status)
         sizes = [min(n, job.cap) for n in job.size]
@@ -704,8 +707,8 @@ class Worker:
             "leftovers": leftovers,
             "dispatched": job.dispatched,
             "wall_s": time.monotonic() - job.started,
-            "cpu_s": exit_info["cpu_s"],
-            "max_rss_mb": exit_info["max_rss_kb"] / 1024,
+            "cpu_s": cpu_s,
+            "max_rss_mb": max_rss_kb / 1024,
             "memory_words": any(w in err_tail for w in MEMORY_WORDS),
             "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
             "out_len": sizes[0],
@@ -802,8 +805,7 @@ def main():
     os.makedirs(CONFIG["jobs_dir"], mode=0o711, exist_ok=True)
     if CONFIG["mount_ns"]:  # once here, so no job's mount namespace has to change propagation
         check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-    zygote, zygote_pid, ready = start_zygote()
-    found["subreaper"] = ready["subreaper"]
+    zygote, zygote_pid, found["subreaper"] = start_zygote()
     rfd, wfd = open_transport()
     worker = Worker(rfd, wfd, zygote, zygote_pid)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])
