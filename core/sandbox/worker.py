@@ -4,28 +4,37 @@ Standard library only, Python >= 3.10 (``os.splice``). The ``local`` backend sta
 bubblewrap with its source on stdin; the ``docker`` backend runs it as a container's only process
 with ``python3 -I -S -c <this source> CONFIG``. No file of it needs to be installed where it runs.
 
+Two processes:
+
+* the *worker* (this module's :func:`main`) runs the event loop: frames from the host, jobs to
+  children, output into memfds, wall clocks, sweeps and results. It never forks after start-up;
+* the *zygote* (:class:`Zygote`), forked once at start, does everything job-independent a single
+  time (stdio objects, environment, signal dispositions, ``no_new_privs``, OOM score, a warm
+  compiler) and then only forks job children on the worker's request and reaps them. Forking
+  from the busy event loop instead would cost a copy-on-write fault for each page the loop writes
+  after every fork, most of a job's CPU time.
+
 Life of a job:
 
 * A *spare* child is forked ahead of time for a free slot. It puts itself in its own process
   group, gets a private mount namespace with a fresh tmpfs on ``/tmp`` (its work dir) or a fresh
   0700 directory, points stdout/stderr at pipes read by the worker, switches to the slot's own
   uid (a uid no other running job has: signals, ``/proc`` and files of other jobs are out of
-  reach and RLIMIT_NPROC counts this job alone), sets ``no_new_privs`` and then blocks on a
-  control socket.
+  reach and RLIMIT_NPROC counts this job alone) and then blocks on a control socket.
 * The host sends a frame: a JSON header (id, language, limits, blob sizes) then two opaque blobs,
-  the job (code, files, argv, env as JSON) and its stdin. The worker copies the blobs into two
-  memfds without decoding them and hands the fds to the spare, so job payloads never sit in the
-  worker's heap, which later spares inherit.
+  the job (code, files, argv, env as JSON) and its stdin. The worker copies the blobs into
+  memfds without decoding them and hands the fds to the spare; the zygote, whose memory every
+  later child inherits, never sees a job's payload.
 * The child lowers its rlimits (CPU, address space, processes, file size, open files), writes its
   files and runs: Python in-process (no interpreter start-up), other languages by ``execve``.
-* The worker enforces the wall-clock limit and the output caps, reaps the child with its rusage,
-  then kills everything left of the job: its process group, then every process with the slot's
-  uid (the worker is a child subreaper, or PID 1, so orphans of ``setsid`` and double forks come
-  back to it and are reaped).
+* The worker enforces the wall-clock limit and the output caps. When the zygote reports the
+  child's exit status and rusage, the worker kills everything left of the job: its process
+  group, then every process with the slot's uid (the zygote is a child subreaper, so orphans of
+  ``setsid`` and double forks come back to it and are reaped).
 * It answers with a JSON header (exit status, signal, flags, cpu, rss) and the captured output.
 
 Frames are ``u32 big-endian header length | header JSON | blobs``. The worker ignores the usual
-terminating signals; it exits when its input closes.
+terminating signals; it exits when its input closes or the zygote dies.
 """
 
 import _signal
@@ -123,6 +132,12 @@ def copy_into(src, dst, n):
     buf[:] = bytes(len(buf))
 
 
+def fds_of(ancillary):
+    """The file descriptors an ``SCM_RIGHTS`` message (from ``recvmsg``) carried."""
+    raw = ancillary[0][2] if ancillary else b""
+    return [int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, len(raw) // 4 * 4, 4)]
+
+
 def send_out(fd, src, n):
     """Send ``n`` bytes of memfd ``src`` (from offset 0) to ``fd``."""
     offset = 0
@@ -138,7 +153,7 @@ WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, 
                   signal.SIGUSR2, signal.SIGPIPE)
 
 
-# -- the job child (forked by the zygote) -----------------------------------------------------------
+# -- the job child (forked by the zygote) ---------------------------------------------------------
 
 
 def child_main(uid, workdir, ctl, out_w, err_w):
@@ -150,8 +165,7 @@ def child_main(uid, workdir, ctl, out_w, err_w):
         if not header:
             os._exit(0)
         sock.close()
-        raw = ancillary[0][2]
-        meta_fd, stdin_fd = (int.from_bytes(raw[i : i + 4], sys.byteorder) for i in (0, 4))
+        meta_fd, *stdin = fds_of(ancillary)
         job_header = json.loads(header)
         meta = (
             json.loads(os.pread(meta_fd, job_header["meta_len"], 0))
@@ -159,8 +173,9 @@ def child_main(uid, workdir, ctl, out_w, err_w):
             else {}
         )
         os.close(meta_fd)
-        os.dup2(stdin_fd, 0)
-        os.close(stdin_fd)
+        for fd in stdin:
+            os.dup2(fd, 0)
+            os.close(fd)
         run_job(job_header, meta, workdir)
     except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote
         try:
@@ -191,7 +206,7 @@ def child_prepare(uid, workdir, ctl, out_w, err_w):
         use_workdir(workdir)
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
-    os.dup2(DEVNULL[0], 0)
+    os.dup2(DEVNULL, 0)
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -306,15 +321,8 @@ def shutdown_python(status):
 
 
 class Zygote:
-    """The process every job child is forked from; it never sees a job's payload.
-
-    Forking from the worker itself would make the event loop pay a copy-on-write fault for every
-    page it writes after each fork, and each child would inherit the worker's busy heap. The
-    zygote instead does everything job-independent once (stdio objects, environment, signal
-    dispositions, ``no_new_privs``, OOM score, a warm compiler) and then only forks: on each
-    request it forks a child for a slot, says which pid, and reports each child's exit status and
-    rusage when it reaps it (it is the children's subreaper).
-    """
+    """Forks a child per request of the worker, says its pid, and reports its exit status and
+    rusage once reaped (it is the children's subreaper); see the module docstring."""
 
     def __init__(self, sock):
         self.sock = sock
@@ -348,8 +356,7 @@ class Zygote:
         data, ancillary, _, _ = self.sock.recvmsg(1024, FDS_SPACE)
         if not data:
             return False
-        raw = ancillary[0][2]
-        fds = [int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True) for i in (0, 4, 8)]
+        fds = fds_of(ancillary)
         index, uid, workdir = data.decode().split(" ", 2)
         try:
             pid = os.fork()
@@ -384,7 +391,7 @@ class Zygote:
 
 
 FDS_SPACE = socket.CMSG_SPACE(3 * 4)
-DEVNULL = []
+DEVNULL = -1  # the zygote's /dev/null, a job's stdin when it has none
 MAIN = types.ModuleType("__main__")
 
 
@@ -393,12 +400,12 @@ def zygote_main(sock):
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     for sig in WORKER_IGNORES:
         signal.signal(sig, signal.SIG_DFL)  # what a job's processes start with
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)  # the worker's transport must not stay open here
+    global DEVNULL
     os.closerange(3, sock.fileno())
     os.closerange(sock.fileno() + 1, 1 << 16)
-    DEVNULL.append(os.dup(0))
+    DEVNULL = os.open(os.devnull, os.O_RDWR)
+    os.dup2(DEVNULL, 0)
+    os.dup2(DEVNULL, 1)  # the worker's transport (fds 0 and 1 in the local backend) stays out
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")  # jobs are what the OOM killer should pick, and this zygote before us
@@ -512,7 +519,9 @@ class Worker:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         slot.seq += 1
         slot.busy, slot.pid = True, None
-        slot.dir = "/tmp" if CONFIG["mount_ns"] else f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
+        slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
+        if CONFIG["mount_ns"]:
+            slot.dir = "/tmp"  # its own tmpfs there
         uid = "-" if slot.uid is None else slot.uid
         request = f"{slot.index} {uid} {slot.dir}".encode()
         socket.send_fds(self.zygote, [request], [child.fileno(), out_w, err_w])
@@ -548,11 +557,12 @@ class Worker:
         if header.get("op") == "ping":
             self.reply({"op": "pong", "id": header.get("id")}, [])
             return
-        mem = [os.memfd_create("meta"), os.memfd_create("stdin")]
-        for fd, n in zip(mem, (header["meta_len"], header["stdin_len"])):
-            if n:
-                copy_into(self.rfd, fd, n)
-            os.lseek(fd, 0, os.SEEK_SET)
+        mem = []  # the job blob, then stdin if any (without, the job reads /dev/null)
+        for name, n in (("meta", header["meta_len"]), ("stdin", header["stdin_len"])):
+            if n or name == "meta":
+                mem.append(os.memfd_create(name))
+                copy_into(self.rfd, mem[-1], n)
+                os.lseek(mem[-1], 0, os.SEEK_SET)
         self.queue.append((header, mem))
         self.dispatch()
 
