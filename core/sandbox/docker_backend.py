@@ -22,6 +22,7 @@ import asyncio
 import atexit
 import hashlib
 import json
+import shutil
 import socket
 import tempfile
 import threading
@@ -133,28 +134,36 @@ class ContainerWorker:
             "tools": backend.tools,
             "own_userns": False,
         }
-        self.container = backend.client.containers.run(
-            backend.image,
-            ["python3", "-I", "-S", "-c", worker_source(), json.dumps(config)],
-            detach=True,
-            network_mode="none",
-            read_only=True,
-            user="0:0",
-            tmpfs={"/work": f"size={backend.tmpfs_mb}m,mode=0711"},
-            volumes={self.dir: {"bind": "/run/rlhub", "mode": "rw"}},
-            mem_limit=f"{backend.memory_mb}m",
-            memswap_limit=f"{backend.memory_mb}m",
-            pids_limit=backend.pids,
-            cap_drop=["ALL"],
-            cap_add=CAPS,
-            ipc_mode="none",
-            security_opt=["no-new-privileges"],
-            environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
-            labels={LABEL: "1"},
-            auto_remove=True,  # the worker exits when its socket closes, even if we crash
-            log_config={"type": "none"},
-            working_dir="/work",
-        )
+        import docker
+
+        try:
+            self.container = backend.client.containers.run(
+                backend.image,
+                ["python3", "-I", "-S", "-c", worker_source(), json.dumps(config)],
+                detach=True,
+                network_mode="none",
+                read_only=True,
+                user="0:0",
+                tmpfs={"/work": f"size={backend.tmpfs_mb}m,mode=0711"},
+                volumes={self.dir: {"bind": "/run/rlhub", "mode": "rw"}},
+                mem_limit=f"{backend.memory_mb}m",
+                memswap_limit=f"{backend.memory_mb}m",
+                pids_limit=backend.pids,
+                cap_drop=["ALL"],
+                cap_add=CAPS,
+                ipc_mode="none",
+                security_opt=["no-new-privileges"],
+                environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+                labels={LABEL: "1"},
+                auto_remove=True,  # the worker exits when its socket closes, even if we crash
+                log_config={"type": "none"},
+                working_dir="/work",
+            )
+        except docker.errors.DockerException as exc:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise SandboxError(
+                f"docker sandbox: could not start a worker container from {backend.image}: {exc}"
+            ) from exc
         self.sock = self._connect(Path(self.dir) / "worker.sock")
         fd = self.sock.fileno()
         try:
@@ -164,6 +173,8 @@ class ContainerWorker:
             raise
 
     def _connect(self, path: Path) -> socket.socket:
+        import docker
+
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if path.exists():
@@ -173,11 +184,17 @@ class ContainerWorker:
                     return sock
                 except OSError:
                     sock.close()
-            self.container.reload()
+            try:
+                self.container.reload()
+            except docker.errors.NotFound:  # exited and auto-removed
+                break
             if self.container.status == "exited":
                 break
             time.sleep(0.01)
-        logs = self.container.logs(tail=20).decode(errors="replace")
+        try:
+            logs = self.container.logs(tail=20).decode(errors="replace")
+        except docker.errors.DockerException:
+            logs = "(the container is gone, and its logs with it)"
         self.remove()
         raise SandboxError(
             f"docker sandbox: the worker in container {self.container.short_id} "
@@ -194,8 +211,6 @@ class ContainerWorker:
             pass
         if hasattr(self, "sock"):
             self.sock.close()
-        import shutil
-
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -91,3 +91,18 @@ def test_domain_images_are_built_once_and_cached_by_content_hash(
     assert second != first and second.startswith("rlhub-sandbox:")
     for tag in (first, second):
         client.images.remove(tag, force=True)
+
+
+def test_a_container_the_engine_refuses_is_an_infra_error_not_a_crash() -> None:
+    from rlhub.sandbox.docker_backend import DockerBackend, engine_problem
+
+    if engine_problem():
+        pytest.skip("no Docker engine reachable; run .ci/docker-setup.sh")
+    backend = DockerBackend(containers=1, slots=2, memory_mb=1)  # dockerd's minimum is 6 MiB
+    try:
+        result = backend.run(ExecRequest(code="print(1)"))
+        assert result.status == "infra_error", result
+        assert "could not start a worker container" in result.detail
+        assert "memory" in result.detail.lower()
+    finally:
+        backend.close()
