@@ -5,8 +5,10 @@ mount, network, ipc, uts, cgroup), a read-only view of the host (``--ro-bind / /
 ``/dev``, ``/proc`` and ``/tmp``. Started as root, the backend gives each worker its own host uid
 range through a custom uid map (ns root -> one unprivileged host uid, slot uids -> distinct host
 uids), so every concurrent job runs as a uid no other job has. Jobs get a private tmpfs work dir
-in their own mount namespace, rlimits, a wall clock, output caps, a clean environment and no
-network; everything a job starts is killed when it ends (see ``worker.py``).
+in their own mount namespace, rlimits, a seccomp filter (denying module loading, kexec, BPF,
+io_uring, userfaultfd, keyrings, ptrace, mounts, namespaces, clock and swap changes), a wall
+clock, output caps, a clean environment and no network; everything a job starts is killed when
+it ends (see ``worker.py``).
 
 Where the machine cannot provide a protection (no bubblewrap, not root), the backend still runs
 in a weaker mode, and :meth:`LocalBackend.info` and every result's ``missing`` name what is off.
@@ -20,6 +22,7 @@ import atexit
 import fcntl
 import json
 import os
+import platform
 import shutil
 import stat
 import subprocess
@@ -52,6 +55,7 @@ PROTECTIONS = (
     "clean_env",
     "process_cleanup",
     "no_nested_userns",
+    "seccomp",
 )
 NAMESPACED = (
     "user_namespace",
@@ -63,6 +67,7 @@ NAMESPACED = (
     "no_nested_userns",
 )
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+SECCOMP_MACHINES = ("x86_64", "aarch64")  # those worker.py has syscall tables for
 UID_RANGE_BASE, UID_RANGE_SIZE, UIDS_PER_WORKER = 1_000_000, 1 << 16, 4096
 SLOT_UID = 1000
 # The worker's source arrives on stdin ahead of the first frame (no file of ours needs to be
@@ -234,6 +239,8 @@ class WorkerProcess:
             self.channel.missing.append("process_cleanup")
         if support.bwrap and support.root and not self.channel.ready.get("no_nested_userns"):
             self.channel.missing.append("no_nested_userns")
+        if not self.channel.ready.get("seccomp") and "seccomp" not in self.channel.missing:
+            self.channel.missing.append("seccomp")
 
     def _start(
         self, argv: list[str], host_uid: int | None, network: bool
@@ -366,9 +373,11 @@ class WorkerProcess:
 
 
 def missing_for(support: HostSupport, network: bool) -> list[str]:
-    """The protections not in force for a job on this host. No seccomp filter is installed yet,
-    so ``seccomp`` is always listed: the syscall surface is the kernel's whole one."""
-    missing = ["seccomp"] if support.bwrap else ["seccomp", *NAMESPACED]
+    """The protections not in force for a job on this host, as far as it can tell before a
+    worker starts (each worker then reports whether its seccomp filter took)."""
+    missing = [] if support.bwrap else list(NAMESPACED)
+    if platform.machine() not in SECCOMP_MACHINES:
+        missing.append("seccomp")
     if not support.root:
         missing += ["per_job_uid", "no_nested_userns"] if support.bwrap else ["per_job_uid"]
     if network and "network_namespace" in missing:

@@ -60,6 +60,30 @@ import types
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+# Syscalls a job never needs and that widen the kernel's attack surface (module loading, kexec,
+# BPF, io_uring, userfaultfd, keyrings, ptrace and cross-process memory, mounts and namespaces,
+# clocks, swap, reboot): (x86_64, aarch64) numbers. Denied with EPERM, like Docker's profile.
+DENIED_SYSCALLS = {
+    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
+    "kcmp": (312, 272), "syslog": (103, 116), "acct": (163, 89), "settimeofday": (164, 170),
+    "clock_settime": (227, 112), "clock_adjtime": (305, 266), "adjtimex": (159, 171),
+    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
+    "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430),
+    "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433),
+    "mount_setattr": (442, 442), "unshare": (272, 97), "setns": (308, 268),
+    "swapon": (167, 224), "swapoff": (168, 225), "reboot": (169, 142),
+    "sethostname": (170, 161), "setdomainname": (171, 162), "vhangup": (153, 58),
+    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
+    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "quotactl": (179, 60),
+    "lookup_dcookie": (212, 18), "add_key": (248, 217), "request_key": (249, 218),
+    "keyctl": (250, 219), "perf_event_open": (298, 241), "fanotify_init": (300, 262),
+    "name_to_handle_at": (303, 264), "open_by_handle_at": (304, 265), "bpf": (321, 280),
+    "userfaultfd": (323, 282), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427), "iopl": (172, None), "ioperm": (173, None),
+    "modify_ldt": (154, None), "uselib": (134, None), "_sysctl": (156, None),
+}
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 MEMORY_WORDS = (
     b"MemoryError",
     b"bad_alloc",
@@ -148,6 +172,46 @@ def send_out(fd, src, n):
         offset += sent
 
 
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def seccomp_program():
+    """The classic-BPF filter denying :data:`DENIED_SYSCALLS`, or None on other architectures.
+
+    A syscall through a foreign ABI (i386 ``int 0x80`` on x86_64) kills the process, and so does
+    nothing else: x32 calls are denied like the listed ones."""
+    machine = os.uname().machine
+    if machine not in AUDIT_ARCH:
+        return None
+    column = 0 if machine == "x86_64" else 1
+    numbers = sorted({nrs[column] for nrs in DENIED_SYSCALLS.values() if nrs[column] is not None})
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
+    allow, kill, deny = 0x7FFF0000, 0x80000000, 0x00050000 | errno.EPERM
+    code = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, kill), (ld, 0, 0, 0)]
+    if machine == "x86_64":
+        code.append((jge, len(numbers) + 1, 0, 0x40000000))  # the x32 ABI
+    code += [(jeq, len(numbers) - i, 0, nr) for i, nr in enumerate(numbers)]
+    code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+    return SockFprog(len(code), (SockFilter * len(code))(*code))  # ctypes keeps the array alive
+
+
+def seccomp_works(program):
+    """Install ``program`` in a throwaway child and check a denied call fails with EPERM."""
+    pid = os.fork()
+    if pid == 0:
+        ok = libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) == 0
+        nr = DENIED_SYSCALLS["keyctl"][0 if os.uname().machine == "x86_64" else 1]
+        ok = ok and libc.syscall(nr, 0, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
+        os._exit(0 if ok else 1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
 # Signals the worker ignores (a job must not be able to stop it) and its children restore.
 WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
                   signal.SIGUSR2, signal.SIGPIPE)
@@ -214,6 +278,9 @@ def child_prepare(uid, workdir, ctl, out_w, err_w):
     os.closerange(3, ctl)
     os.closerange(ctl + 1, 1 << 16)
     os.chdir(workdir)
+    if SECCOMP is not None:
+        check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SECCOMP), 0, 0),
+              "install the seccomp filter")
     gc.enable()
 
 
@@ -392,6 +459,7 @@ class Zygote:
 
 FDS_SPACE = socket.CMSG_SPACE(3 * 4)
 DEVNULL = -1  # the zygote's /dev/null, a job's stdin when it has none
+SECCOMP = None  # the zygote's seccomp program, when this kernel and architecture take it
 MAIN = types.ModuleType("__main__")
 
 
@@ -400,7 +468,7 @@ def zygote_main(sock):
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     for sig in WORKER_IGNORES:
         signal.signal(sig, signal.SIG_DFL)  # what a job's processes start with
-    global DEVNULL
+    global DEVNULL, SECCOMP
     os.closerange(3, sock.fileno())
     os.closerange(sock.fileno() + 1, 1 << 16)
     DEVNULL = os.open(os.devnull, os.O_RDWR)
@@ -412,7 +480,10 @@ def zygote_main(sock):
     except OSError:
         pass
     subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # also what lets an unprivileged job take seccomp
+    program = seccomp_program()
+    if program is not None and seccomp_works(program):
+        SECCOMP = program
     sys.stdin = io.TextIOWrapper(
         io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
     )
@@ -431,7 +502,7 @@ def zygote_main(sock):
         use_workdir("/tmp")
     compile("import sys\nprint(sys.argv)\n", "main.py", "exec")  # a first compile costs ~1 ms
     zygote = Zygote(sock)
-    sock.send(b"ready %d" % subreaper)
+    sock.send(b"ready %d %d" % (subreaper, SECCOMP is not None))
     gc.collect()
     gc.freeze()  # children's collectors then never walk (and so never copy) these pages
     gc.disable()
@@ -453,7 +524,7 @@ def start_zygote():
     ready = ours.recv(1024).split()
     if ready[:1] != [b"ready"]:
         raise OSError(f"the sandbox zygote did not start: {ready}")
-    return ours, pid, ready[1] == b"1"
+    return ours, pid, {"subreaper": ready[1] == b"1", "seccomp": ready[2] == b"1"}
 
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -815,7 +886,8 @@ def main():
     os.makedirs(CONFIG["jobs_dir"], mode=0o711, exist_ok=True)
     if CONFIG["mount_ns"]:  # once here, so no job's mount namespace has to change propagation
         check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-    zygote, zygote_pid, found["subreaper"] = start_zygote()
+    zygote, zygote_pid, protections = start_zygote()
+    found.update(protections)
     rfd, wfd = open_transport()
     worker = Worker(rfd, wfd, zygote, zygote_pid)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])

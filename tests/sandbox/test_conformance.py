@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import textwrap
 import time
 import uuid
@@ -395,3 +396,29 @@ def test_bash_jobs_run_with_argv_and_files(sandbox: Any) -> None:
         )
     )
     assert (result.status, result.stdout) == ("ok", "from a file\nargs:a b\n"), result
+
+
+def test_syscalls_that_widen_the_kernel_attack_surface_are_denied(sandbox: Any) -> None:
+    # keyrings, BPF, ptrace, io_uring, userfaultfd, module loading, kexec: EPERM under the
+    # filter; without one (an architecture with no table) the result must say so.
+    result = sandbox.run(py("""
+        import ctypes, errno, json, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        numbers = {
+            "x86_64": {"keyctl": 250, "bpf": 321, "ptrace": 101, "io_uring_setup": 425,
+                       "userfaultfd": 323, "finit_module": 313, "kexec_load": 246},
+            "aarch64": {"keyctl": 219, "bpf": 280, "ptrace": 117, "io_uring_setup": 425,
+                        "userfaultfd": 282, "finit_module": 273, "kexec_load": 104},
+        }.get(os.uname().machine, {})
+        found = {}
+        for name, nr in numbers.items():
+            failed = libc.syscall(nr, 0, 0, 0, 0, 0) == -1
+            found[name] = errno.errorcode.get(ctypes.get_errno()) if failed else "ran"
+        print(json.dumps({"found": found, "pid": os.getpid() > 0}))
+    """))
+    assert result.status == "ok", result
+    report = json.loads(result.stdout)
+    assert report["pid"]  # ordinary syscalls still work under the filter
+    if "seccomp" in result.missing:
+        return
+    assert report["found"] and set(report["found"].values()) == {"EPERM"}, report
