@@ -10,10 +10,11 @@ and at full concurrency (one job in flight per core unless ``--concurrency``):
 * ``ray`` (with ``--ray``): the ray backend on a private local Ray instance.
 
 Each row reports jobs/s, p50 and p99 latency; ``ratios`` divide a backend's jobs/s by its
-baseline's, measured right next to it, and ``targets`` says whether the issue's goals (local >= 4x
-spawn, docker >= 4x docker exec) are met. Runs are closed loops of ``c`` threads. On a shared
-machine each baseline/backend pair waits (``--quiet-wait``) for the CPUs to go idle first, records
-how busy they were, and is repeated ``--rounds`` times; the median-ratio round is reported.
+baseline's, measured in blocks alternating with its own, and ``targets`` says whether the issue's
+goals (local >= 4x spawn, docker >= 4x docker exec) are met. Runs are closed loops of ``c``
+threads. On a shared machine each baseline/backend pair waits (``--quiet-wait``) for the CPUs to
+go idle first, records how busy they were, and is repeated ``--rounds`` times; the median-ratio
+round is reported.
 
     python bench/sandbox.py [--jobs 400] [--concurrency N] [--no-docker] [--ray]
 """
@@ -65,8 +66,8 @@ def wait_for_quiet(max_wait_s: float, threshold: float = 0.25) -> float:
 QUIET_WAIT_S = [20.0]
 
 
-def closed_loop(call: Callable[[], None], n: int, concurrency: int) -> dict[str, float]:
-    """Run ``call`` ``n`` times with ``concurrency`` in flight; jobs/s and latency percentiles."""
+def closed_loop(call: Callable[[], None], n: int, concurrency: int) -> tuple[list[float], float]:
+    """Run ``call`` ``n`` times with ``concurrency`` in flight; the latencies and the wall time."""
     latencies: list[float] = []
     lock = threading.Lock()
     remaining = [n]
@@ -89,12 +90,15 @@ def closed_loop(call: Callable[[], None], n: int, concurrency: int) -> dict[str,
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - started
-    latencies.sort()
+    return latencies, time.perf_counter() - started
+
+
+def summary(latencies: list[float], wall: float, concurrency: int) -> dict[str, float]:
+    latencies = sorted(latencies)
     return {
-        "n": n,
+        "n": len(latencies),
         "concurrency": concurrency,
-        "jobs_per_s": round(n / wall, 1),
+        "jobs_per_s": round(len(latencies) / wall, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 3),
         "p99_ms": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] * 1000, 3),
     }
@@ -104,7 +108,24 @@ def measure(
     call: Callable[[], None], n: int, concurrency: int, warmup: int = 20
 ) -> dict[str, float]:
     closed_loop(call, warmup, concurrency)
-    return closed_loop(call, n, concurrency)
+    return summary(*closed_loop(call, n, concurrency), concurrency)
+
+
+def interleaved(
+    calls: dict[str, tuple[Callable[[], None], int]], concurrency: int, blocks: int = 8
+) -> dict[str, dict[str, float]]:
+    """Measure several calls in alternating blocks, so a shared machine's drift hits them alike.
+
+    ``calls`` maps a name to (call, total jobs); each block runs 1/``blocks`` of every call's jobs
+    in turn, and each call's jobs/s is its jobs over the time its own blocks took."""
+    runs = {name: ([], 0.0) for name in calls}
+    for name, (call, _) in calls.items():
+        closed_loop(call, 10, concurrency)  # warm-up
+    for _ in range(blocks):
+        for name, (call, n) in calls.items():
+            latencies, wall = closed_loop(call, max(concurrency, n // blocks), concurrency)
+            runs[name] = (runs[name][0] + latencies, runs[name][1] + wall)
+    return {name: summary(lat, wall, concurrency) for name, (lat, wall) in runs.items()}
 
 
 def spawn_call(python: str) -> Callable[[], None]:
@@ -145,20 +166,20 @@ def pair(
     n_base: int,
     rounds: int,
 ) -> dict[str, Any]:
-    """Measure a baseline and a backend back to back, ``rounds`` times at each concurrency.
+    """Measure a baseline and a backend in alternating blocks, ``rounds`` times per concurrency.
 
-    The machine may be shared, so absolute figures drift between minutes; each round's ratio
-    compares runs made seconds apart, and the reported round is the one with the median ratio.
+    The machine may be shared, so absolute figures drift between seconds; each round's ratio
+    compares blocks interleaved with each other, and the reported round is the median-ratio one.
     """
     out: dict[str, Any] = {}
     for c in concurrency:
         trials = []
         for _ in range(rounds):
             busy = wait_for_quiet(QUIET_WAIT_S[0])
-            base_row = measure(base, n_base, c, warmup=10)
-            row = measure(call, n, c)
-            base_row["cpu_busy_before"] = busy
-            trials.append((row["jobs_per_s"] / base_row["jobs_per_s"], base_row, row))
+            rows = interleaved({base_name: (base, n_base), name: (call, n)}, c)
+            rows[base_name]["cpu_busy_before"] = busy
+            ratio = rows[name]["jobs_per_s"] / rows[base_name]["jobs_per_s"]
+            trials.append((ratio, rows[base_name], rows[name]))
         trials.sort(key=lambda t: t[0])
         ratio, base_row, row = trials[len(trials) // 2]
         out[f"c{c}"] = {
