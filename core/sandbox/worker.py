@@ -427,7 +427,8 @@ class Zygote:
         index, uid, workdir = data.decode().split(" ", 2)
         try:
             pid = os.fork()
-        except OSError as exc:
+        except OSError as exc:  # out of processes or memory: the worker retries, not in a spin
+            time.sleep(0.01)
             self.sock.send(f"failed {index} {exc}".encode())
         else:
             if pid == 0:
