@@ -117,12 +117,14 @@ def interleaved(
     """Measure several calls in alternating blocks, so a shared machine's drift hits them alike.
 
     ``calls`` maps a name to (call, total jobs); each block runs 1/``blocks`` of every call's jobs
-    in turn, and each call's jobs/s is its jobs over the time its own blocks took."""
+    in turn (after a few unrecorded calls, so each block measures the steady state), and each
+    call's jobs/s is its jobs over the time its own blocks took."""
     runs = {name: ([], 0.0) for name in calls}
     for name, (call, _) in calls.items():
         closed_loop(call, 10, concurrency)  # warm-up
     for _ in range(blocks):
         for name, (call, n) in calls.items():
+            closed_loop(call, 2 * concurrency, concurrency)  # back to steady state, unrecorded
             latencies, wall = closed_loop(call, max(concurrency, n // blocks), concurrency)
             runs[name] = (runs[name][0] + latencies, runs[name][1] + wall)
     return {name: summary(lat, wall, concurrency) for name, (lat, wall) in runs.items()}

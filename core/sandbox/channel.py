@@ -25,6 +25,22 @@ from rlhub.sandbox import LANGUAGES, ExecRequest, ExecResult, Limits
 
 MAX_STDIN = 256 << 20
 GRACE_S = 30.0
+# Modules a worker's zygote imports once, so jobs find them ready: importing them in a fresh job
+# costs 1-5 ms (typing alone ~3 ms), a preloaded one nothing (each job still gets its own
+# copy-on-write state). What solutions and the verifiers' harnesses import most, kept small
+# because every job's fork and exit pay for the zygote's size (this set adds ~1.3 MB).
+PRELOAD = (
+    "ast", "bisect", "collections", "copy", "functools", "heapq", "itertools", "math",
+    "operator", "random", "re", "string", "textwrap", "typing",
+)
+WARM_PROGRAMS: list[str] = []
+
+
+def warm_program(source: str) -> None:
+    """Have workers started from now on compile the Python job ``source`` once, so a program sent
+    with every job (a verifier's harness) skips its compile (~2 ms for 300 lines) each time."""
+    if source not in WARM_PROGRAMS:
+        WARM_PROGRAMS.append(source)
 
 
 def worker_source() -> str:

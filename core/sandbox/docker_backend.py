@@ -36,7 +36,15 @@ from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
-from rlhub.sandbox.channel import GRACE_S, Channel, infra_error, validate, worker_source
+from rlhub.sandbox.channel import (
+    GRACE_S,
+    PRELOAD,
+    WARM_PROGRAMS,
+    Channel,
+    infra_error,
+    validate,
+    worker_source,
+)
 from rlhub.sandbox.local import SLOT_UID, UIDS_PER_WORKER, UidLease
 
 BASE_IMAGE = "rlhub-sandbox-base:py3.11"
@@ -133,6 +141,8 @@ class ContainerWorker:
             "uid_base": backend.lease.base + index * UIDS_PER_WORKER + SLOT_UID,
             "tools": backend.tools,
             "own_userns": False,
+            "preload": backend.preload,
+            "warm_programs": list(WARM_PROGRAMS),
         }
         import docker
 
@@ -217,7 +227,8 @@ class ContainerWorker:
 class DockerBackend:
     """See the module docstring. Options: ``image``, ``dockerfile``, ``context``, ``containers``,
     ``slots`` (jobs in flight per container), ``jobs_per_container``, ``memory_mb`` and ``pids``
-    (per container), ``tmpfs_mb``, ``disk_mb`` (per job)."""
+    (per container), ``tmpfs_mb``, ``disk_mb`` (per job), ``preload`` (modules each worker
+    imports once; default :data:`~rlhub.sandbox.channel.PRELOAD`)."""
 
     name = "docker"
 
@@ -234,6 +245,7 @@ class DockerBackend:
         tmpfs_mb: int = 512,
         disk_mb: int = 64,
         tools: dict[str, str] | None = None,
+        preload: Sequence[str] | None = None,
     ):
         import os
 
@@ -254,6 +266,7 @@ class DockerBackend:
         self.containers = containers or max(1, os.cpu_count() or 1)
         self.slots, self.jobs_per_container = slots, jobs_per_container
         self.memory_mb, self.pids, self.tmpfs_mb, self.disk_mb = memory_mb, pids, tmpfs_mb, disk_mb
+        self.preload = list(PRELOAD if preload is None else preload)
         self.tools = tools or {
             "bash": "/bin/bash",
             "sh": "/bin/sh",

@@ -38,7 +38,16 @@ from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
-from rlhub.sandbox.channel import GRACE_S, Channel, infra_error, validate, worker_source, write_all
+from rlhub.sandbox.channel import (
+    GRACE_S,
+    PRELOAD,
+    WARM_PROGRAMS,
+    Channel,
+    infra_error,
+    validate,
+    worker_source,
+    write_all,
+)
 
 PROTECTIONS = (
     "user_namespace",
@@ -201,6 +210,7 @@ class WorkerProcess:
         disk_mb: int,
         network: bool,
         host_uid: int | None,
+        preload: Sequence[str] = (),
     ):
         self.support, self.network = support, network
         self.stderr = tempfile.TemporaryFile()
@@ -219,6 +229,8 @@ class WorkerProcess:
             "tools": support.tools,
             "own_userns": bool(support.bwrap and support.root),
             "uid_base": None,
+            "preload": list(preload),
+            "warm_programs": list(WARM_PROGRAMS),
         }
         if per_job_uid:
             config["uid_base"] = SLOT_UID if support.bwrap else host_uid + SLOT_UID
@@ -387,7 +399,9 @@ def missing_for(support: HostSupport, network: bool) -> list[str]:
 
 class LocalBackend:
     """See the module docstring. Options: ``workers`` (default: one per core), ``slots`` (jobs
-    in flight per worker), ``disk_mb`` (default work dir size), ``python`` (job interpreter)."""
+    in flight per worker), ``disk_mb`` (default work dir size), ``python`` (job interpreter),
+    ``preload`` (modules imported once per worker; default :data:`~rlhub.sandbox.channel.PRELOAD`,
+    ``()`` for none)."""
 
     name = "local"
 
@@ -398,8 +412,10 @@ class LocalBackend:
         disk_mb: int = 64,
         python: str | None = None,
         namespaces: bool = True,
+        preload: Sequence[str] | None = None,
     ):
         self.support = detect(python)
+        self.preload = tuple(PRELOAD if preload is None else preload)
         if not namespaces and self.support.bwrap:
             self.support.bwrap = None
             self.support.why["namespaces"] = "turned off by the namespaces=False option"
@@ -439,7 +455,7 @@ class LocalBackend:
     def _start_worker(self, index: int, network: bool) -> WorkerProcess:
         def start() -> WorkerProcess:
             return WorkerProcess(self.support, index, self.slots, self.disk_mb, network,
-                                 self._host_uid(index, network))
+                                 self._host_uid(index, network), self.preload)
 
         try:
             return start()

@@ -350,7 +350,8 @@ def run_python(code, argv):
     sys.modules["__main__"] = MAIN
     code_status = 0
     try:
-        exec(compile(code, "main.py", "exec"), MAIN.__dict__)  # noqa: S102 - the job itself
+        program = COMPILED.get(code) or compile(code, "main.py", "exec")
+        exec(program, MAIN.__dict__)  # noqa: S102 - the job itself  # noqa: S102 - the job itself
     except SystemExit as exc:
         code_status = exit_status_of(exc)
     except BaseException:  # noqa: BLE001 - reported like the interpreter does
@@ -462,6 +463,7 @@ FDS_SPACE = socket.CMSG_SPACE(3 * 4)
 DEVNULL = -1  # the zygote's /dev/null, a job's stdin when it has none
 SECCOMP = None  # the zygote's seccomp program, when this kernel and architecture take it
 MAIN = types.ModuleType("__main__")
+COMPILED = {}  # source -> code object, for the programs the host says are sent often
 
 
 def zygote_main(sock):
@@ -502,6 +504,13 @@ def zygote_main(sock):
     if CONFIG["mount_ns"]:
         use_workdir("/tmp")
     compile("import sys\nprint(sys.argv)\n", "main.py", "exec")  # a first compile costs ~1 ms
+    for name in CONFIG.get("preload", ()):  # imported once here instead of in every job
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - not on this interpreter: jobs import it themselves
+            pass
+    for source in CONFIG.get("warm_programs", ()):
+        COMPILED[source] = compile(source, "main.py", "exec")
     zygote = Zygote(sock)
     sock.send(b"ready %d %d" % (subreaper, SECCOMP is not None))
     gc.collect()

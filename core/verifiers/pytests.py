@@ -53,7 +53,9 @@ class PythonTests:
 
     def __init__(self, options: dict[str, Any]):
         from rlhub.sandbox import Limits
+        from rlhub.sandbox.channel import warm_program
 
+        warm_program(harness_source())  # sandboxes started after this compile it only once
         self.include_prompt = bool(options.get("include_prompt", False))
         self.limits = Limits.from_dict({"wall_s": 10, "cpu_s": 10, **options.get("limits", {})})
         self.backend = options.get("backend")

@@ -422,3 +422,25 @@ def test_syscalls_that_widen_the_kernel_attack_surface_are_denied(sandbox: Any) 
     if "seccomp" in result.missing:
         return
     assert report["found"] and set(report["found"].values()) == {"EPERM"}, report
+
+
+def test_jobs_share_no_module_state_or_random_stream(sandbox: Any) -> None:
+    # Workers import common modules once for speed; a job must still see them fresh.
+    token = uuid.uuid4().hex
+    planted = sandbox.run(py(f"""
+        import math, random, collections
+        math.planted = {token!r}
+        collections.Counter.planted = {token!r}
+        print(random.random())
+    """))
+    after = batch(sandbox, [py("""
+        import math, random, collections
+        print(getattr(math, "planted", None), getattr(collections.Counter, "planted", None))
+        print(random.random())
+    """) for _ in range(4)])
+    assert planted.status == "ok", planted
+    assert all(r.status == "ok" for r in after), after
+    seen = [r.stdout.splitlines() for r in after]
+    assert all(lines[0] == "None None" for lines in seen), seen
+    draws = {planted.stdout.strip(), *(lines[1] for lines in seen)}
+    assert len(draws) == 5, draws  # every job draws its own random numbers

@@ -172,3 +172,26 @@ def test_uid_leases_of_any_size_never_overlap(tmp_path) -> None:
     again = UidLease(2 * UID_RANGE_SIZE, directory=str(tmp_path))  # released ranges are reusable
     assert again.base == big.base
     again.release()
+
+
+def test_a_warm_program_runs_exactly_like_a_cold_one() -> None:
+    from rlhub.sandbox.channel import WARM_PROGRAMS, warm_program
+
+    program = (
+        "import sys\n"
+        "print(__name__, sys.argv[1:], sys.stdin.read())\n"
+        "raise ValueError('from line three')\n"
+    )
+    warm_program(program)
+    backend = LocalBackend(workers=1, slots=2)
+    try:
+        warm, cold = (
+            backend.run(ExecRequest(code=code, argv=["a"], stdin="in"))
+            for code in (program, program + "# cold\n")
+        )
+    finally:
+        backend.close()
+        WARM_PROGRAMS.remove(program)
+    assert (warm.status, warm.stdout) == (cold.status, cold.stdout) == ("error", "__main__ ['a'] in\n")
+    assert "raise ValueError('from line three')" in warm.stderr  # the traceback shows the source
+    assert warm.stderr == cold.stderr
