@@ -7,7 +7,9 @@ and at full concurrency (one job in flight per core unless ``--concurrency``):
 * ``local``: the local backend with every protection it can apply on this machine;
 * ``docker_exec``: the baseline of one ``docker exec`` (``exec_run``) per job in a warm container;
 * ``docker``: the docker backend's warm pool of resident workers;
-* ``ray`` (with ``--ray``): the ray backend on a private local Ray instance.
+* ``ray`` (with ``--ray``): the ray backend on a private local Ray instance;
+* ``local.typical_job``: a job that imports what solutions usually import, against spawning the
+  same program (one round).
 
 Each row reports jobs/s, p50 and p99 latency; ``ratios`` divide a backend's jobs/s by its
 baseline's, measured in blocks alternating with its own, and ``targets`` says whether the issue's
@@ -34,6 +36,13 @@ from collections.abc import Callable
 from typing import Any
 
 JOB = "print(1)"
+# What a solution under test typically starts with; the spawn baseline runs the same program.
+TYPICAL_JOB = (
+    "import collections, heapq, itertools, math, re\n"
+    "from typing import List\n"
+    "print(sum(math.isqrt(i) for i in itertools.islice(collections.Counter(range(200)), 100)))\n"
+)
+TYPICAL_OUT = "{}\n".format(sum(__import__("math").isqrt(i) for i in range(100)))
 
 
 def busy_fraction(window_s: float = 0.5) -> float:
@@ -130,22 +139,22 @@ def interleaved(
     return {name: summary(lat, wall, concurrency) for name, (lat, wall) in runs.items()}
 
 
-def spawn_call(python: str) -> Callable[[], None]:
+def spawn_call(python: str, code: str = "pass") -> Callable[[], None]:
     def call() -> None:
-        done = subprocess.run([python, "-I", "-S", "-c", "pass"], capture_output=True)
+        done = subprocess.run([python, "-I", "-S", "-c", code], capture_output=True)
         assert done.returncode == 0, done
 
     return call
 
 
-def backend_call(backend: Any) -> Callable[[], None]:
+def backend_call(backend: Any, code: str = JOB, out: str = "1\n") -> Callable[[], None]:
     from rlhub.sandbox import ExecRequest
 
-    request = ExecRequest(code=JOB)
+    request = ExecRequest(code=code)
 
     def call() -> None:
         result = backend.run(request)
-        assert (result.status, result.stdout) == ("ok", "1\n"), result
+        assert (result.status, result.stdout) == ("ok", out), result
 
     return call
 
@@ -209,6 +218,16 @@ def bench_local(n: int, concurrency: list[int], rounds: int) -> dict[str, Any]:
             rounds,
         )
         out["missing"] = backend.info()["missing"]
+        out["typical_job"] = pair(
+            "local",
+            "spawn",
+            spawn_call(backend.support.python, TYPICAL_JOB),
+            backend_call(backend, TYPICAL_JOB, TYPICAL_OUT),
+            n // 2,
+            concurrency,
+            n // 2,
+            1,
+        )
         return out
     finally:
         backend.close()
@@ -272,6 +291,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "bench": "sandbox",
         "job": JOB,
+        "typical_job": TYPICAL_JOB,
         "cores": os.cpu_count(),
         "python": sys.version.split()[0],
         "kernel": platform.release(),
