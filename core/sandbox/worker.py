@@ -184,8 +184,8 @@ class SockFprog(ctypes.Structure):
 def seccomp_program():
     """The classic-BPF filter denying :data:`DENIED_SYSCALLS`, or None on other architectures.
 
-    A syscall through a foreign ABI (i386 ``int 0x80`` on x86_64) kills the process, and so does
-    nothing else: x32 calls are denied like the listed ones."""
+    A syscall through a foreign ABI (i386 ``int 0x80`` on x86_64) kills the process; x32 calls
+    are denied like the listed ones."""
     machine = os.uname().machine
     if machine not in AUDIT_ARCH:
         return None
