@@ -25,6 +25,12 @@ from rlhub.sandbox import LANGUAGES, ExecRequest, ExecResult, Limits
 
 MAX_STDIN = 256 << 20
 GRACE_S = 30.0
+# The file each language's code is written to in the work dir (worker.SOURCES), and for C/C++ the
+# binary it is compiled to: request files may not take these names.
+OWN_FILES = {
+    "python": ("main.py",), "bash": ("main.sh",), "javascript": ("main.js",),
+    "c": ("main.c", "main"), "cpp": ("main.cpp", "main"),
+}
 # Modules a worker's zygote imports once, so jobs find them ready: importing them in a fresh job
 # costs 1-5 ms (typing alone ~3 ms), a preloaded one nothing (each job still gets its own
 # copy-on-write state). What solutions and the verifiers' harnesses import most, kept small
@@ -64,6 +70,11 @@ def validate(request: ExecRequest, languages: tuple[str, ...]) -> None:
         if not name or name.startswith("/") or ".." in parts or "" in parts:
             raise SandboxError(
                 f"files: expected relative paths inside the work dir, found {name!r}"
+            )
+        if name in OWN_FILES[request.language]:
+            raise SandboxError(
+                f"files: {name!r} is where the job's own {request.language} code goes; "
+                "expected another name"
             )
     limits = request.limits
     for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes"):

@@ -195,3 +195,28 @@ def test_a_warm_program_runs_exactly_like_a_cold_one() -> None:
     assert (warm.status, warm.stdout) == (cold.status, cold.stdout) == ("error", "__main__ ['a'] in\n")
     assert "raise ValueError('from line three')" in warm.stderr  # the traceback shows the source
     assert warm.stderr == cold.stderr
+
+
+def test_requests_that_would_clobber_the_job_or_escape_the_work_dir_are_refused(local) -> None:
+    cases = {
+        "main.py": "is where the job's own python code goes",
+        "../outside.txt": "expected relative paths inside the work dir",
+        "/etc/passwd": "expected relative paths inside the work dir",
+    }
+    for name, message in cases.items():
+        result = local.run(ExecRequest(code="print(1)", files={name: "x"}))
+        assert result.status == "infra_error" and message in result.detail, (name, result)
+    if "c" in local.support.languages():  # the compiled binary's name is taken too
+        compiled = local.run(ExecRequest(code="int main(){}", language="c", files={"main": "x"}))
+        assert compiled.status == "infra_error" and "'main'" in compiled.detail
+    allowed = local.run(ExecRequest(code="print(open('main.sh').read())", files={"main.sh": "ok"}))
+    assert (allowed.status, allowed.stdout) == ("ok", "ok\n")  # another language's name is fine
+
+
+def test_the_host_knows_the_file_names_the_worker_writes_code_to() -> None:
+    import importlib
+
+    from rlhub.sandbox.channel import OWN_FILES
+
+    worker = importlib.import_module("rlhub.sandbox.worker")
+    assert {lang: names[0] for lang, names in OWN_FILES.items()} == worker.SOURCES
