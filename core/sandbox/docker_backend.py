@@ -49,6 +49,7 @@ from rlhub.sandbox.local import SLOT_UID, UIDS_PER_WORKER, UidLease
 
 BASE_IMAGE = "rlhub-sandbox-base:py3.11"
 CAPS = ["SETUID", "SETGID", "KILL", "CHOWN", "DAC_OVERRIDE", "FOWNER"]
+UID_BLOCKS_PER_CONTAINER = 4
 LIMIT_STATUSES = ("timeout", "memory", "output_limit", "killed", "infra_error")
 PROTECTIONS = (
     "pid_namespace",
@@ -130,6 +131,10 @@ class ContainerWorker:
         self.index = index
         self.jobs = 0
         self.retiring = False
+        self.backend = backend
+        # A uid block no live container has, not even the draining one this replaces: the
+        # kernel counts RLIMIT_NPROC per host uid, across containers.
+        self.block: int | None = backend.take_uid_block()
         self.dir = tempfile.mkdtemp(prefix="rlhub-docker-")
         Path(self.dir).chmod(0o755)
         config = {
@@ -138,7 +143,7 @@ class ContainerWorker:
             "mount_ns": False,
             "jobs_dir": "/work/jobs",
             "listen": "/run/rlhub/worker.sock",
-            "uid_base": backend.lease.base + index * UIDS_PER_WORKER + SLOT_UID,
+            "uid_base": backend.lease.base + self.block * UIDS_PER_WORKER + SLOT_UID,
             "tools": backend.tools,
             "own_userns": False,
             "preload": backend.preload,
@@ -171,6 +176,7 @@ class ContainerWorker:
             )
         except docker.errors.DockerException as exc:
             shutil.rmtree(self.dir, ignore_errors=True)
+            self._give_back_block()
             raise SandboxError(
                 f"docker sandbox: could not start a worker container from {backend.image}: {exc}"
             ) from exc
@@ -222,6 +228,10 @@ class ContainerWorker:
         if hasattr(self, "sock"):
             self.sock.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        self._give_back_block()
+
+    def _give_back_block(self) -> None:
+        self.backend.give_back_uid_block(self)
 
 
 class DockerBackend:
@@ -276,11 +286,31 @@ class DockerBackend:
         }
         self.languages = self._languages(image is not None or dockerfile is not None)
         self.missing = self._missing()
-        self.lease = UidLease(self.containers * UIDS_PER_WORKER)
+        # UID_BLOCKS_PER_CONTAINER blocks per pool place: a replacement starts while the
+        # container it replaces may still be draining.
+        self.uid_blocks = list(range(self.containers * UID_BLOCKS_PER_CONTAINER))
+        self.uid_blocks_lock = threading.Lock()
+        self.lease = UidLease(len(self.uid_blocks) * UIDS_PER_WORKER)
         self.pool: list[ContainerWorker | None] = [None] * self.containers
+        self.draining: set[ContainerWorker] = set()  # retired, finishing their last jobs
         self.lock = threading.Lock()
         self.closed = False
         atexit.register(self.close)
+
+    def take_uid_block(self) -> int:
+        with self.uid_blocks_lock:
+            if not self.uid_blocks:
+                raise SandboxError(
+                    "docker sandbox: every uid block is held by a live or draining container; "
+                    "expected one free (containers are being replaced faster than they drain)"
+                )
+            return self.uid_blocks.pop(0)
+
+    def give_back_uid_block(self, worker: ContainerWorker) -> None:
+        with self.uid_blocks_lock:  # once per worker, whichever thread removes it first
+            if worker.block is not None:
+                self.uid_blocks.append(worker.block)
+                worker.block = None
 
     def _languages(self, custom: bool) -> tuple[str, ...]:
         # The offline base image has python and bash only; custom images may add toolchains,
@@ -310,12 +340,14 @@ class DockerBackend:
 
     def _retire(self, worker: ContainerWorker) -> None:
         worker.retiring = True
+        self.draining.add(worker)
 
         def drain() -> None:
             deadline = time.monotonic() + 120
             while worker.channel.alive and worker.channel.load() and time.monotonic() < deadline:
                 time.sleep(0.05)
             worker.remove()
+            self.draining.discard(worker)
 
         threading.Thread(target=drain, name="rlhub-docker-retire", daemon=True).start()
 
@@ -379,7 +411,7 @@ class DockerBackend:
             if self.closed:
                 return
             self.closed = True
-            for worker in self.pool:
+            for worker in [*self.pool, *self.draining]:  # none may outlive the uid lease
                 if worker is not None:
                     worker.remove()
             self.pool = []

@@ -54,8 +54,31 @@ def test_a_container_is_recycled_after_a_job_that_hit_a_limit(docker_backend: An
         ExecRequest(code="import time; time.sleep(9)", limits=Limits(wall_s=0.3))
     )
     assert hit.status == "timeout"
+    old_block = docker_backend.pool[0].block
     after = docker_backend.run(ExecRequest(code="print('fresh')"))
     assert after.stdout == "fresh\n" and container_of(docker_backend).id != before
+    # the replacement never shares host uids with the container it replaces (RLIMIT_NPROC is
+    # counted per host uid), even while that one may still be draining
+    assert docker_backend.pool[0].block != old_block
+    uid = docker_backend.run(ExecRequest(code="import os; print(os.getuid())"))
+    first_uid = docker_backend.lease.base + docker_backend.pool[0].block * 4096 + 1000
+    assert first_uid <= int(uid.stdout) < first_uid + docker_backend.slots
+
+
+def test_uid_blocks_come_back_when_containers_go() -> None:
+    from rlhub.sandbox.docker_backend import UID_BLOCKS_PER_CONTAINER, DockerBackend, engine_problem
+
+    if engine_problem():
+        pytest.skip("no Docker engine reachable; run .ci/docker-setup.sh")
+    backend = DockerBackend(containers=1, slots=2)
+    try:
+        for _ in range(2 * UID_BLOCKS_PER_CONTAINER):  # every job hits a limit: a new container
+            hit = backend.run(ExecRequest(code="while True: pass", limits=Limits(wall_s=0.2)))
+            assert hit.status == "timeout", hit
+        assert backend.run(ExecRequest(code="print('still')")).stdout == "still\n"
+    finally:
+        backend.close()
+    assert len(backend.uid_blocks) == UID_BLOCKS_PER_CONTAINER
 
 
 def test_a_container_is_recycled_after_its_job_budget(docker_backend: Any) -> None:
