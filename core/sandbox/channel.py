@@ -77,7 +77,7 @@ def validate(request: ExecRequest, languages: tuple[str, ...]) -> None:
                 "expected another name"
             )
     limits = request.limits
-    for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes"):
+    for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes", "disk_mb"):
         if getattr(limits, key) <= 0:
             raise SandboxError(
                 f"limits.{key}: expected a positive number, found {getattr(limits, key)}"

@@ -423,6 +423,9 @@ class LocalBackend:
         if not self.support.root:
             self.workers = max(self.workers, 2 * (os.cpu_count() or 1))  # one job per worker
         self.slots, self.disk_mb = slots, disk_mb
+        for name, value in (("workers", self.workers), ("slots", slots), ("disk_mb", disk_mb)):
+            if value < 1:
+                raise SandboxError(f"local sandbox: expected {name} >= 1, found {value}")
         if SLOT_UID + slots > UIDS_PER_WORKER:
             raise SandboxError(f"local sandbox: expected at most {UIDS_PER_WORKER - SLOT_UID} "
                                f"slots per worker, found {slots}")

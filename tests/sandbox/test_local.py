@@ -220,3 +220,13 @@ def test_the_host_knows_the_file_names_the_worker_writes_code_to() -> None:
 
     worker = importlib.import_module("rlhub.sandbox.worker")
     assert {lang: names[0] for lang, names in OWN_FILES.items()} == worker.SOURCES
+
+
+def test_nonsense_sizes_are_refused_up_front(local) -> None:
+    from rlhub.errors import SandboxError
+
+    for options in ({"slots": 0}, {"disk_mb": -1}, {"workers": -2}):
+        with pytest.raises(SandboxError, match=f"expected {next(iter(options))} >= 1"):
+            LocalBackend(**options)
+    result = local.run(ExecRequest(code="pass", limits=Limits(disk_mb=0)))
+    assert result.status == "infra_error" and "limits.disk_mb: expected a positive" in result.detail
