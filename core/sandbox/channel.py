@@ -25,6 +25,17 @@ from rlhub.sandbox import LANGUAGES, ExecRequest, ExecResult, Limits
 
 MAX_STDIN = 256 << 20
 GRACE_S = 30.0
+# What worker.py gives every job on any backend (each backend adds its own isolation layers).
+WORKER_PROTECTIONS = (
+    "private_workdir",
+    "per_job_uid",
+    "rlimits",
+    "wall_timeout",
+    "output_caps",
+    "clean_env",
+    "process_cleanup",
+    "seccomp",
+)
 # The file each language's code is written to in the work dir (worker.SOURCES), and for C/C++ the
 # binary it is compiled to: request files may not take these names.
 OWN_FILES = {
@@ -40,13 +51,21 @@ PRELOAD = (
     "operator", "random", "re", "string", "textwrap", "typing",
 )
 WARM_PROGRAMS: list[str] = []
+WARM_BUDGET = 64 << 10  # they travel in a worker's start-up arguments (128 KiB per argument)
 
 
-def warm_program(source: str) -> None:
+def warm_program(source: str) -> bool:
     """Have workers started from now on compile the Python job ``source`` once, so a program sent
-    with every job (a verifier's harness) skips its compile (~2 ms for 300 lines) each time."""
-    if source not in WARM_PROGRAMS:
-        WARM_PROGRAMS.append(source)
+    with every job (a verifier's harness) skips its compile (~2 ms for 300 lines) each time.
+
+    Returns False, and changes nothing, once the warm programs would pass ``WARM_BUDGET``
+    characters: such a job then compiles in the job, as any other does."""
+    if source in WARM_PROGRAMS:
+        return True
+    if sum(map(len, WARM_PROGRAMS)) + len(source) > WARM_BUDGET:
+        return False
+    WARM_PROGRAMS.append(source)
+    return True
 
 
 def worker_source() -> str:

@@ -42,6 +42,7 @@ from rlhub.sandbox.channel import (
     GRACE_S,
     PRELOAD,
     WARM_PROGRAMS,
+    WORKER_PROTECTIONS,
     Channel,
     infra_error,
     validate,
@@ -49,23 +50,6 @@ from rlhub.sandbox.channel import (
     write_all,
 )
 
-PROTECTIONS = (
-    "user_namespace",
-    "pid_namespace",
-    "mount_namespace",
-    "network_namespace",
-    "ipc_namespace",
-    "readonly_root",
-    "private_workdir",
-    "per_job_uid",
-    "rlimits",
-    "wall_timeout",
-    "output_caps",
-    "clean_env",
-    "process_cleanup",
-    "no_nested_userns",
-    "seccomp",
-)
 NAMESPACED = (
     "user_namespace",
     "pid_namespace",
@@ -75,6 +59,7 @@ NAMESPACED = (
     "readonly_root",
     "no_nested_userns",
 )
+PROTECTIONS = (*NAMESPACED, *WORKER_PROTECTIONS)
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 SECCOMP_MACHINES = ("x86_64", "aarch64")  # those worker.py has syscall tables for
 UID_RANGE_BASE, UID_RANGE_SIZE, UIDS_PER_WORKER = 1_000_000, 1 << 16, 4096

@@ -182,7 +182,8 @@ def test_a_warm_program_runs_exactly_like_a_cold_one() -> None:
         "print(__name__, sys.argv[1:], sys.stdin.read())\n"
         "raise ValueError('from line three')\n"
     )
-    warm_program(program)
+    assert warm_program(program)
+    assert not warm_program("#" * (64 << 10))  # past the budget: left to compile in the job
     backend = LocalBackend(workers=1, slots=2)
     try:
         warm, cold = (
