@@ -428,6 +428,10 @@ def verify_bundle(
     root = Path(root)
     where = where or str(root)
     lock_path = root / LOCK_FILE
+    if lock_path.is_symlink():
+        raise IntegrityError(
+            f"bundle at {where}: {LOCK_FILE} is a symbolic link; a bundle holds regular files only"
+        )
     if not lock_path.is_file():
         raise IntegrityError(
             f"bundle at {where}: expected {LOCK_FILE}, found none; it is not an "
@@ -455,10 +459,27 @@ def verify_bundle(
 
 
 def _file_problem(root: Path, rel: str, info: dict[str, Any]) -> str | None:
+    """What is wrong with one listed file, or None. A link is never followed, so a bundle can
+    neither smuggle in a file from outside itself nor learn its hash from the error."""
     path = root / safe_relpath(rel)
+    link = _first_link(root, path)
+    if link is not None:
+        return f"file {rel} is a symbolic link ({link}); a bundle holds regular files only"
     if not path.is_file():
         return f"file {rel} is listed in {LOCK_FILE} but missing"
+    size = path.stat().st_size
+    if size != info.get("size"):
+        return f"file {rel} has the wrong size: expected {info.get('size')} bytes, found {size}"
     digest = sha256_file(path)
     if digest != info.get("sha256"):
         return f"file {rel} was tampered with: expected sha256 {info.get('sha256')}, found {digest}"
+    return None
+
+
+def _first_link(root: Path, path: Path) -> str | None:
+    """The first part of ``path`` below ``root`` that is a symbolic link, as a relative path."""
+    rel = path.relative_to(root)
+    for depth in range(1, len(rel.parts) + 1):
+        if (root / Path(*rel.parts[:depth])).is_symlink():
+            return Path(*rel.parts[:depth]).as_posix()
     return None

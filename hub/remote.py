@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rlhub.hub.bundle import Bundle, safe_relpath
-from rlhub.hub.errors import HubError, RevisionNotFound
+from rlhub.hub.errors import HubError, IntegrityError, RevisionNotFound
 from rlhub.hub.lock import LOCK_FILE, parse_lock
 
 DEFAULT_REVISION = "main"
@@ -193,14 +193,35 @@ class FsspecRemote:
         lock = parse_lock(lock_bytes.decode(), f"{LOCK_FILE} of {self.url}@{rev}")
         dest.mkdir(parents=True, exist_ok=True)
         (dest / LOCK_FILE).write_bytes(lock_bytes)
-        for rel in sorted(lock.get("files", {})):
+        for rel, info in sorted(lock.get("files", {}).items()):
             local = dest / safe_relpath(rel)
             local.parent.mkdir(parents=True, exist_ok=True)
             try:
+                self._check_source(src, rel, info, f"{self.url}@{rev}")
                 self.fs.get_file(f"{src}/{rel}", str(local))
             except FileNotFoundError:
                 continue  # reported, with every other problem, by verify_bundle
         return Fetched(dest, bundle_id, bundle_id, rev)
+
+    def _check_source(self, src: str, rel: str, info: dict[str, Any], where: str) -> None:
+        """Refuse, before downloading it, a file of the wrong size or one behind a link.
+
+        A local remote's link would be followed by the copy, bringing a file from outside the
+        bundle (the user's own, say) into it; a wrong size could be a file of any length.
+        """
+        path = f"{src}/{safe_relpath(rel)}"
+        inside = os.path.join(os.path.realpath(src), safe_relpath(rel))
+        if _is_local(self.fs) and os.path.realpath(path) != inside:
+            raise IntegrityError(
+                f"bundle at {where}: file {rel} is a symbolic link (or lies under one); a "
+                "bundle holds regular files only. The bundle was refused and nothing was installed."
+            )
+        size = self.fs.size(path)
+        if size != info.get("size"):
+            raise IntegrityError(
+                f"bundle at {where}: file {rel} has the wrong size: expected {info.get('size')} "
+                f"bytes, found {size}. The bundle was refused and nothing was installed."
+            )
 
     def _not_found(self, rev: str) -> str:
         refs = self.refs()

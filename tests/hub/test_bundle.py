@@ -14,7 +14,7 @@ from hub_helpers import write_data_domain
 from rlhub import Registry
 from rlhub.hub.bundle import BuildOptions, build_bundle, verify_bundle
 from rlhub.hub.errors import HubError, IntegrityError
-from rlhub.hub.lock import domain_record, lock_hash
+from rlhub.hub.lock import domain_record, lock_hash, seal
 from rlhub.hub.wheel import source_dir
 from rlhub.provenance import sha256_file
 
@@ -168,7 +168,8 @@ def test_unknown_plugins_and_non_empty_output_folders_are_refused(tmp_path, data
 def test_verification_names_every_tampered_and_missing_file(tmp_path, data_registry):
     bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
     verify_bundle(bundle.root, bundle.id)
-    (bundle.root / "domains/data/rows.jsonl").write_text('{"qid": "evil"}\n')
+    rows = bundle.root / "domains/data/rows.jsonl"
+    rows.write_bytes(rows.read_bytes().replace(b'"ans": "2"', b'"ans": "3"', 1))  # same size
     (bundle.root / "data/mydata--double-v1/train.parquet").unlink()
     with pytest.raises(IntegrityError) as err:
         verify_bundle(bundle.root, bundle.id, where="file:///x")
@@ -188,3 +189,46 @@ def test_a_lock_edited_after_it_was_written_is_refused(tmp_path, data_registry):
     (bundle.root / "rlhub.lock").write_text(json.dumps(lock))
     with pytest.raises(IntegrityError, match="the lock was edited after it was written"):
         verify_bundle(bundle.root)
+
+
+def test_a_file_whose_size_differs_from_the_lock_is_refused_even_when_its_hash_matches(
+    tmp_path, data_registry
+):
+    bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
+    lock = json.loads((bundle.root / "rlhub.lock").read_text())
+    lock["files"]["README.md"]["size"] += 1
+    (bundle.root / "rlhub.lock").write_text(json.dumps(seal(lock)))
+    real = (bundle.root / "README.md").stat().st_size
+    with pytest.raises(IntegrityError) as err:
+        verify_bundle(bundle.root, where="file:///x")
+    assert str(err.value) == (
+        "bundle at file:///x failed verification: file README.md has the wrong size: "
+        f"expected {real + 1} bytes, found {real}"
+    )
+
+
+def test_a_symbolic_link_in_a_bundle_is_refused_without_hashing_the_file_it_points_at(
+    tmp_path, data_registry
+):
+    bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the user's own file, outside the bundle\n")
+    rows = bundle.root / "domains/data/rows.jsonl"
+    rows.unlink()
+    rows.symlink_to(secret)
+    with pytest.raises(IntegrityError) as err:
+        verify_bundle(bundle.root, bundle.id, where="file:///x")
+    assert str(err.value) == (
+        "bundle at file:///x failed verification: file domains/data/rows.jsonl is a symbolic "
+        "link (domains/data/rows.jsonl); a bundle holds regular files only"
+    )
+    assert sha256_file(secret) not in str(err.value)
+
+
+def test_a_folder_of_a_bundle_that_is_a_symbolic_link_is_refused(tmp_path, data_registry):
+    bundle = build_bundle("mydata", tmp_path / "b", registry=data_registry, options=SMALL)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(bundle.root / "domains", elsewhere)
+    (bundle.root / "domains").symlink_to(elsewhere)
+    with pytest.raises(IntegrityError, match=r"file domains/double.yaml is a symbolic link \(domains\)"):
+        verify_bundle(bundle.root, bundle.id)

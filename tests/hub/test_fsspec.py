@@ -98,7 +98,7 @@ def test_a_tampered_file_is_refused_by_name_and_nothing_is_installed(tmp_path, d
     url = (tmp_path / "remote").as_uri()
     bundle_id = push("mydata", url, registry=data_registry, options=SMALL)["bundle"]
     tampered = tmp_path / "remote" / "bundles" / bundle_id / "domains" / "data" / "rows.jsonl"
-    tampered.write_text('{"qid": "q0", "question": "What is 0 + 0?", "ans": "1"}\n')
+    tampered.write_bytes(tampered.read_bytes().replace(b'"ans": "0"', b'"ans": "1"', 1))
     with pytest.raises(IntegrityError) as err:
         pull(url)
     assert (
@@ -212,4 +212,40 @@ def test_a_plugin_bundle_is_verified_but_its_wheel_is_installed_only_with_trust(
     assert data["registered"] == [] and data["wheels"][0]["installed"] is False
     assert data["wheels"][0]["install_command"].endswith(
         f"-m pip install --no-deps {target / wheel['path']}"
+    )
+
+
+def test_a_link_on_a_local_remote_is_refused_before_it_is_copied(tmp_path, data_registry):
+    """The copy would follow the link and bring the user's own file into the bundle; a publisher
+    who knows that file's hash would pass verification and install it as a dataset."""
+    url = (tmp_path / "remote").as_uri()
+    bundle_id = push("mydata", url, registry=data_registry, options=SMALL)["bundle"]
+    rows = tmp_path / "remote" / "bundles" / bundle_id / "domains" / "data" / "rows.jsonl"
+    secret = tmp_path / "secret.jsonl"
+    secret.write_bytes(rows.read_bytes())  # same bytes: the hash the lock records matches
+    rows.unlink()
+    rows.symlink_to(secret)
+    with pytest.raises(IntegrityError) as err:
+        pull(url)
+    assert str(err.value) == (
+        f"bundle at {url}@main: file domains/data/rows.jsonl is a symbolic link (or lies under "
+        "one); a bundle holds regular files only. The bundle was refused and nothing was "
+        "installed."
+    )
+    assert installed(home()) == []
+
+
+def test_a_remote_file_of_another_size_than_the_lock_says_is_refused_before_download(
+    tmp_path, data_registry
+):
+    url = (tmp_path / "remote").as_uri()
+    bundle_id = push("mydata", url, registry=data_registry, options=SMALL)["bundle"]
+    readme = tmp_path / "remote" / "bundles" / bundle_id / "README.md"
+    size = readme.stat().st_size
+    readme.write_bytes(readme.read_bytes() + b"x" * 1000)
+    with pytest.raises(IntegrityError) as err:
+        pull(url)
+    assert str(err.value) == (
+        f"bundle at {url}@main: file README.md has the wrong size: expected {size} bytes, found "
+        f"{size + 1000}. The bundle was refused and nothing was installed."
     )
