@@ -20,8 +20,9 @@ import io
 import json
 import random
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -30,6 +31,10 @@ from rlhub.errors import ManifestError
 from rlhub.manifest import Manifest, schema_errors
 from rlhub.task import Task, task_id
 
+if TYPE_CHECKING:
+    from rlhub.trust import UntrustedEnv
+
+INSTALL_RECORD = ".rlhub-pull.json"  # what `rlhub pull` writes in each installed environment
 GOLD_FROM_ANSWER = {"exact": "{answer}", "math": "The answer is \\boxed{{{answer}}}."}
 
 
@@ -46,12 +51,49 @@ def read_domain_file(path: Path) -> dict[str, Any]:
     return raw
 
 
-def manifest_from_file(path: Path) -> Manifest:
-    """The manifest of a data-only domain file (reads the YAML, not the dataset)."""
+@dataclass(frozen=True)
+class PulledEnv:
+    """The pulled environment a domain file belongs to, and whether it was pulled with trust."""
+
+    name: str
+    root: Path
+    trusted: bool
+
+
+def pulled_env(path: str | Path, home: Path) -> PulledEnv | None:
+    """The environment of a file under ``home/envs/<name>/<revision>/``, else None.
+
+    Trust is what ``rlhub pull`` recorded in the folder's install record; anything else (no
+    record, an unreadable one) is untrusted. Links are resolved first, so a file reached through
+    one is judged by where it really is.
+    """
+    envs = (home / "envs").resolve()
+    try:
+        rel = Path(path).resolve().relative_to(envs)
+    except ValueError:
+        return None
+    if len(rel.parts) < 3:
+        return None
+    root = envs / rel.parts[0] / rel.parts[1]
+    try:
+        record = json.loads((root / INSTALL_RECORD).read_text())
+    except (OSError, ValueError):
+        record = {}
+    return PulledEnv(rel.parts[0], root, isinstance(record, dict) and record.get("trusted") is True)
+
+
+def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> Manifest:
+    """The manifest of a data-only domain file (reads the YAML, not the dataset).
+
+    :param untrusted: The environment the file came from when it is not trusted: the file is
+        refused (:class:`ManifestError`) if it declares anything :mod:`rlhub.trust` forbids.
+    """
     from rlhub.verifiers import DEFAULT_REWARDS
 
     path = Path(path)
     raw = read_domain_file(path)
+    if untrusted is not None:
+        refuse_untrusted(raw, untrusted, f"domain file {path}")
     verifier = raw["verifier"] if isinstance(raw["verifier"], dict) else {"name": raw["verifier"]}
     name = verifier["name"]
     reward = raw.get("reward") or DEFAULT_REWARDS.get(name)
@@ -78,6 +120,16 @@ def manifest_from_file(path: Path) -> Manifest:
     namespace = raw["id"].split("/", 1)[0]
     return Manifest.parse(data, plugin=namespace, distribution=f"domain file {path}",
                           source=str(path))
+
+
+def refuse_untrusted(raw: dict[str, Any], env: UntrustedEnv, where: str) -> None:
+    """Raise :class:`ManifestError` listing everything ``raw`` may not declare as untrusted."""
+    from rlhub.trust import advice, untrusted_problems
+
+    problems = untrusted_problems(raw, env)
+    if problems:
+        raise ManifestError(f"{where}, domain {raw.get('id')!r} of the untrusted environment "
+                            f"{env.name!r}: " + "; ".join(problems) + ". " + advice(env))
 
 
 def read_rows(dataset: str, base_dir: str) -> list[dict[str, Any]]:

@@ -108,6 +108,9 @@ class Registry:
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._verifiers: dict[str, str] | None = None
+        self._policy: Any = None
+        self._pulled: set[str] = set()
+        self._withdrawn: dict[str, str] = {}
         from rlhub import builtin
 
         self.pm.register(builtin, name="rlhub")
@@ -194,25 +197,64 @@ class Registry:
         self._keep(manifest)
 
     def _load_domain_file(self, path: Path) -> None:
-        from rlhub.datadomain import manifest_from_file
+        from rlhub.datadomain import manifest_from_file, pulled_env
+        from rlhub.userconfig import ConfigError
 
+        env = pulled_env(path, rlhub_home())
         try:
-            manifest = manifest_from_file(path)
-        except (ManifestError, OSError) as exc:
+            untrusted = self._untrusted(env.name) if env and not env.trusted else None
+            manifest = manifest_from_file(path, untrusted=untrusted)
+        except (ManifestError, ConfigError, OSError) as exc:
             self.errors.append(LoadError(path.name, f"domain file {path}", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
         if manifest.plugin not in self.blocked:
-            self._keep(manifest)
+            self._keep(manifest, pulled=env is not None)
 
-    def _keep(self, manifest: Manifest) -> None:
-        """Add a parsed manifest, unless an earlier plugin or file already provides its id."""
-        if manifest.id in self.manifests:
-            other = self.manifests[manifest.id].distribution
-            self.errors.append(LoadError(manifest.plugin, manifest.distribution,
-                                         f"domain {manifest.id!r} is already provided by {other}"))
+    def _untrusted(self, name: str) -> Any:
+        """The untrusted-environment record of ``name`` under the user's policy (read once)."""
+        from rlhub.trust import Policy, UntrustedEnv
+        from rlhub.userconfig import load_user_config
+
+        if self._policy is None:
+            self._policy = Policy.from_config(load_user_config())
+        return UntrustedEnv(name, self._policy)
+
+    def _keep(self, manifest: Manifest, *, pulled: bool = False) -> None:
+        """Add a parsed manifest, unless another source provides its id or owns its namespace.
+
+        Sources are kept in discovery order, so a pulled environment never displaces a plugin or
+        a file the user named. Two pulled environments declaring one id are ambiguous: the id is
+        withdrawn from both, and the error names both.
+        """
+        problem = self._conflict(manifest, pulled)
+        if problem:
+            self.errors.append(LoadError(manifest.plugin, manifest.distribution, problem))
+            print(f"rlhub: {problem}", file=sys.stderr)
             return
         self.manifests[manifest.id] = manifest
+        if pulled:
+            self._pulled.add(manifest.id)
+
+    def _conflict(self, manifest: Manifest, pulled: bool) -> str | None:
+        plugin = self.plugins.get(manifest.plugin)
+        if pulled and plugin is not None:
+            return (f"domain {manifest.id!r} from {manifest.distribution}: its namespace "
+                    f"{manifest.plugin!r} belongs to the plugin {plugin.name} from "
+                    f"{plugin.distribution}; a pulled environment may not add domains to it")
+        if manifest.id in self._withdrawn:
+            return (f"domain {manifest.id!r} from {manifest.distribution}: more than one "
+                    f"pulled environment declares it ({self._withdrawn[manifest.id]})")
+        other = self.manifests.get(manifest.id)
+        if other is None:
+            return None
+        if pulled and manifest.id in self._pulled:
+            del self.manifests[manifest.id]
+            self._withdrawn[manifest.id] = f"{other.distribution} and {manifest.distribution}"
+            return (f"domain {manifest.id!r} is declared by two pulled environments, "
+                    f"{other.distribution} and {manifest.distribution}, so neither provides it; "
+                    "remove one of them from $RLHUB_HOME/envs")
+        return f"domain {manifest.id!r} is already provided by {other.distribution}"
 
     # -- lookup ----------------------------------------------------------------------------
 

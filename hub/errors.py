@@ -15,3 +15,8 @@ class IntegrityError(HubError):
 
 class RevisionNotFound(HubError):
     """The requested revision (tag, branch or bundle hash) does not exist at the remote."""
+
+
+class PolicyError(HubError):
+    """An untrusted environment declares what the user's policy does not allow; nothing is
+    installed."""

@@ -17,3 +17,5 @@ os.environ["PYTHONPATH"] = os.pathsep.join([str(FIXTURES), os.environ.get("PYTHO
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test sees an empty $RLHUB_HOME, so pulled environments never leak between tests."""
     monkeypatch.setenv("RLHUB_HOME", str(tmp_path_factory.mktemp("rlhub_home")))
+    # and no user configuration: a developer's own endpoints and policy never reach a test
+    monkeypatch.setenv("RLHUB_CONFIG", str(tmp_path_factory.mktemp("rlhub_config") / "none.yaml"))

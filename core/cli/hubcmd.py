@@ -61,24 +61,43 @@ def pull(
     ref: str = typer.Argument(
         ...,
         help="URL[@revision]: hf://org/name@v1, file:///path, "
-        "s3://bucket/prefix@main, or a bundle id after @.",
+        "s3://bucket/prefix@main, or a commit (Hub) or bundle id after @.",
     ),
     trust_remote_code: bool = typer.Option(
-        False, "--trust-remote-code", help="Install the bundled plugin wheel (runs its code)."
+        False,
+        "--trust-remote-code",
+        help="Install the bundled plugin wheel (runs its code) and trust the environment's "
+        "configuration (endpoints, sandbox limits).",
+    ),
+    update: bool = typer.Option(
+        False, "--update", help="Accept a bundle other than the one the project lock pins."
+    ),
+    expect_lock: str = typer.Option(
+        None, "--expect-lock", help="Refuse unless the bundle's lock hashes to this sha256."
+    ),
+    project_lock: Path = typer.Option(
+        Path("rlhub-pulls.lock"),
+        "--project-lock",
+        help="Where this project pins what each reference resolved to.",
     ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Download an environment, verify every hash, and install it under $RLHUB_HOME/envs."""
+    from rlhub.hub.pull import PullOptions
     from rlhub.hub.pull import pull as do_pull
 
-    result = do_pull(ref, trust_remote_code=trust_remote_code)
+    options = PullOptions(trust_remote_code, update, expect_lock, project_lock)
+    result = do_pull(ref, options, registry=get_registry())
     if json_out:
         emit_json(result.to_dict())
         return
     typer.echo(
-        f"verified bundle {result.bundle} ({result.name}) and installed it in {result.path}",
+        f"verified bundle {result.bundle} ({result.name}) and installed it in {result.path}"
+        f"{'' if result.trusted else ' (untrusted: held to your policy)'}",
         err=True,
     )
+    if result.pinned:
+        typer.echo(f"  pinned {result.resolved} in {result.pinned}", err=True)
     for domain_id in result.registered:
         typer.echo(f"  registered {domain_id}", err=True)
     for wheel in result.wheels:

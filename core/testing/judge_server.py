@@ -27,8 +27,8 @@ Modes (set ``judge.mode`` at any time):
 ``flaky``       answer HTTP 503 to the first ``fail_first`` requests, then grade as ``good``.
 
 A **down** judge is a URL with no listener: :func:`down_url`. Counters: ``requests`` (every body
-received, in order), ``judge_calls``, ``in_flight`` and ``max_in_flight`` (most requests in
-progress at once).
+received, in order), ``authorizations`` (their ``Authorization`` headers), ``judge_calls``,
+``in_flight`` and ``max_in_flight`` (most requests in progress at once).
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ class ScriptedJudge:
         self.answers = dict(answers or {})
         self.default_answer = default_answer
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self.judge_calls = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -108,6 +109,7 @@ class ScriptedJudge:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.authorizations.clear()
             self.judge_calls = self.max_in_flight = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -158,6 +160,7 @@ class ScriptedJudge:
             body = await request.json()
             with self._lock:
                 self.requests.append(body)
+                self.authorizations.append(request.headers.get("authorization"))
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
                 number = len(self.requests)

@@ -1,10 +1,13 @@
 """The ``judge`` verifier: an LLM judge behind any OpenAI-compatible chat endpoint.
 
-Options (all optional except a rubric's criteria; ``url``/``model`` fall back to
-``RLHUB_JUDGE_URL``/``RLHUB_JUDGE_MODEL``, read at each call)::
+Options (all optional except a rubric's criteria). Which judge is asked is resolved at each call
+by :mod:`rlhub.verifiers.targets`: ``url``/``model`` (trusted manifests only), else the user's
+endpoint ``endpoint: NAME``, else ``RLHUB_JUDGE_URL``/``RLHUB_JUDGE_MODEL``, else the user's
+default judge::
 
-    url: http://127.0.0.1:8000/v1      # the API root; POST {url}/chat/completions
-    model: my-judge
+    endpoint: grader                   # a judge of the user's endpoint registry (user config)
+    url: http://127.0.0.1:8000/v1      # trusted only: the API root; POST {url}/chat/completions
+    model: my-judge                    # trusted only
     mode: pointwise                    # or pairwise: the completion against a reference answer
     rubric:
       version: explain-1               # part of the cache key; default: a digest of the rubric
@@ -22,7 +25,7 @@ Options (all optional except a rubric's criteria; ``url``/``model`` fall back to
     component: judge                   # component names: <component>, <component>_<criterion>
     max_chars: 8000                    # longer completions are truncated for the grader
     temperature: 0.0, max_tokens: 512, cache: true
-    concurrency, deadline_s, timeout_s, retries, backoff_s, api_key_env   # endpoint limits
+    concurrency, deadline_s, timeout_s, retries, backoff_s, api_key_env   # with url: its limits
 
 Components: ``<component>`` (the normalised score in [0, 1]; pairwise: 1 win, ``tie_value`` tie,
 0 loss) and, pointwise, ``<component>_<criterion>`` per criterion. Declare the ones to keep in the
@@ -42,7 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import secrets
 import time
@@ -53,7 +55,8 @@ from typing import Any
 from rlhub.domain import Verdict
 from rlhub.errors import VerifierError
 from rlhub.task import Task
-from rlhub.verifiers import endpoints
+from rlhub.userconfig import ConfigError
+from rlhub.verifiers import endpoints, targets
 from rlhub.verifiers.endpoints import JudgeError, JudgeMalformed, JudgeUnavailable
 
 SYSTEM = (
@@ -345,9 +348,11 @@ class Judge:
         return [self.component, *(f"{self.component}_{c}" for c in self.rubric.criteria)]
 
     def check(self, task: Task, completion: str) -> Verdict:
-        url, model = self._target()
+        url = ""
         try:
-            ep = self._endpoint(url)
+            target = self._target()
+            url, model = target.url, target.model
+            ep = self._endpoint(target)
             deadline = time.monotonic() + ep.config.deadline_s
             judged = self._cached(ep, model, task, completion, deadline)
         except JudgeError as exc:
@@ -356,17 +361,21 @@ class Judge:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _target(self) -> tuple[str, str]:
-        url = self.options.get("url") or os.environ.get("RLHUB_JUDGE_URL", "")
-        model = self.options.get("model") or os.environ.get("RLHUB_JUDGE_MODEL", "")
-        return str(url), str(model)
+    def _target(self) -> targets.JudgeTarget:
+        """The judge to ask (see :mod:`rlhub.verifiers.targets`), read at each call."""
+        try:
+            return targets.judge_target(self.options)
+        except ConfigError as exc:
+            raise JudgeUnavailable(f"judge: {exc}") from None
 
-    def _endpoint(self, url: str) -> endpoints.JudgeEndpoint:
-        if not url:
-            raise JudgeUnavailable("judge: no endpoint configured: expected options.url or "
-                                   "RLHUB_JUDGE_URL (an OpenAI-compatible API root such as "
-                                   "http://127.0.0.1:8000/v1), found neither")
-        return endpoints.endpoint(url, self.options)
+    def _endpoint(self, target: targets.JudgeTarget) -> endpoints.JudgeEndpoint:
+        if not target.url:
+            raise JudgeUnavailable("judge: no endpoint configured: expected options.endpoint "
+                                   "naming a judge of your config's endpoints:, RLHUB_JUDGE_URL "
+                                   "(an OpenAI-compatible API root such as "
+                                   "http://127.0.0.1:8000/v1), or defaults: {judge: NAME} in "
+                                   "your config, found none")
+        return endpoints.endpoint(target.url, target.settings)
 
     def _failsafe(self, url: str, exc: JudgeError) -> Verdict:
         endpoints.STATS.failed(url or "<unset>")
@@ -379,8 +388,8 @@ class Judge:
     def _cached(self, ep: endpoints.JudgeEndpoint, model: str, task: Task, completion: str,
                 deadline: float) -> Judgement:
         if not model:
-            raise JudgeUnavailable("judge: expected a model name in options.model or "
-                                   "RLHUB_JUDGE_MODEL, found none")
+            raise JudgeUnavailable("judge: expected a model name (the endpoint's model:, "
+                                   "options.model or RLHUB_JUDGE_MODEL), found none")
         reference = resolve(task, self.reference)
         if self.mode == "pairwise" and reference is None:
             raise VerifierError(f"judge: pairwise mode needs a reference ({self.reference!r}) "

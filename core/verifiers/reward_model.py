@@ -1,8 +1,11 @@
 """The ``reward-model`` verifier: a transformers sequence-classification model as a reward.
 
-Options::
+Options (the checkpoint comes from ``path`` in a trusted manifest, else from the user's
+``reward-model`` endpoint named by ``endpoint``, else the user's default; see
+:mod:`rlhub.verifiers.targets`; the endpoint's settings win over the options)::
 
-    path: /models/my-rm        # required: a local save_pretrained directory (model + tokenizer)
+    path: /models/my-rm        # trusted only: a local save_pretrained directory (model + tokenizer)
+    endpoint: rm               # a reward-model endpoint of the user's config
     device: auto               # auto (cuda when available), cpu, cuda, cuda:1, ...
     dtype: null                # e.g. bfloat16 on GPU; default: the checkpoint's
     batch_size: 16             # most sequences per forward pass
@@ -211,6 +214,13 @@ class RewardModel:
     """The ``reward-model`` verifier (see the module docstring). The model loads on first check."""
 
     def __init__(self, options: dict[str, Any]):
+        from rlhub.userconfig import ConfigError
+        from rlhub.verifiers.targets import reward_model_options
+
+        try:
+            options = reward_model_options(options)
+        except ConfigError as exc:
+            raise VerifierError(str(exc)) from None
         if not isinstance(options.get("path"), str) or not options["path"]:
             raise VerifierError("reward-model: expected options.path, a local model directory, "
                                 f"found {options.get('path')!r}")

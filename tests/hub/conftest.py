@@ -67,3 +67,9 @@ def cli() -> Any:
     from rlhub.cli import app
 
     return lambda *args: CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(autouse=True)
+def _project_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test runs in its own folder, so the project lock a pull writes stays there."""
+    monkeypatch.chdir(tmp_path)

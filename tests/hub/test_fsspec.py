@@ -16,6 +16,7 @@ from rlhub.hub.lock import dumps, seal
 from rlhub.hub.pull import pull
 from rlhub.hub.push import push
 from rlhub.hub.remote import FsspecRemote
+from rlhub.plugins import reset
 
 SMALL = BuildOptions(test_size=4, train_size=3)
 
@@ -46,6 +47,7 @@ def test_push_then_pull_through_a_file_url_registers_the_same_domain(tmp_path, d
         ["mydata/double-v1"],
         f"{remote}@v1",
     )
+    reset()  # the push's registry, with the source domain file, stays in this process
     pulled = cli("pull", f"{remote}@v1")
     assert pulled.exit_code == 0, pulled.output
     assert "registered mydata/double-v1" in pulled.stderr

@@ -7,6 +7,7 @@ answered as regular (non-LFS) files, so a test never touches a real cache or the
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 from hf_emulator import EmulatedHub
-from hub_helpers import installed
+from hub_helpers import ROWS, installed
 
 from rlhub import Registry
 from rlhub.hub.bundle import BuildOptions
@@ -70,6 +71,11 @@ def api() -> Any:
     from huggingface_hub import HfApi
 
     return HfApi(endpoint=os.environ["HF_ENDPOINT"])
+
+
+def rows_bytes() -> bytes:
+    """The bytes of the data domain's dataset, as bundled."""
+    return "".join(json.dumps(r) + "\n" for r in ROWS).encode()
 
 
 def home() -> Path:
@@ -150,7 +156,7 @@ def test_a_file_changed_on_the_hub_after_the_push_is_refused_while_the_tag_still
 ):
     push("mydata", f"hf://{repo}", revision="v1", registry=data_registry, options=SMALL)
     api().upload_file(
-        path_or_fileobj=b'{"qid": "q1", "question": "1+1?", "ans": "3"}\n',
+        path_or_fileobj=rows_bytes().replace(b'"ans": "2"', b'"ans": "3"', 1),  # same size
         path_in_repo="domains/data/rows.jsonl",
         repo_id=repo,
         repo_type="dataset",

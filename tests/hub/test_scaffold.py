@@ -17,7 +17,7 @@ import pytest
 
 from rlhub import Registry
 from rlhub.hub.errors import HubError
-from rlhub.hub.pull import pull
+from rlhub.hub.pull import PullOptions, pull
 from rlhub.hub.scaffold import new_plugin, render
 
 SECTIONS = ["Overview", "Task", "Verifier", "Config", "Metrics", "Quickstart"]
@@ -131,7 +131,7 @@ def test_a_scaffolded_plugin_installs_passes_check_and_round_trips_as_a_trusted_
     bundle_id = json.loads(pushed.stdout)["bundle"]
     assert run("-m", "pip", "uninstall", "--yes", "--quiet", f"rlhub-{name}").returncode == 0
     assert f"{name}/sum-v1" not in Registry().ids()
-    result = pull(f"{url}@v1", trust_remote_code=True)
+    result = pull(f"{url}@v1", PullOptions(trust_remote_code=True))
     assert (result.bundle, result.registered) == (bundle_id, [f"{name}/sum-v1"])
     listed = run("-m", "rlhub", "list", "--plugin", name, "--json")
     assert [row["id"] for row in json.loads(listed.stdout)] == [f"{name}/sum-v1"]

@@ -73,7 +73,8 @@ def test_a_missing_endpoint_names_the_options_and_variables_to_set(task, options
     score = domain(opts).verify(task, task.answer)
     assert score.reward == 0.0
     assert score.error.startswith("JudgeUnavailable: judge: no endpoint configured: expected "
-                                  "options.url or RLHUB_JUDGE_URL")
+                                  "options.endpoint naming a judge of your config's endpoints:, "
+                                  "RLHUB_JUDGE_URL")
 
 
 def test_failures_are_counted_for_the_metrics(judge, task, options):

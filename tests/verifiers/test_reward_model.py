@@ -109,7 +109,7 @@ def test_an_affine_mapping_moves_the_score(model_dir):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({}, "expected options.path, a local model directory"),
+    ({}, "expected options.path (a trusted manifest), options.endpoint naming a reward-model"),
     ({"path": "x", "mapping": {"kind": "tanh"}}, "expected mapping.kind in sigmoid|affine|clip"),
     ({"path": "x", "mapping": {"kind": "clip", "lo": 1, "hi": 1}}, "clip mapping needs lo < hi"),
 ])

@@ -1,0 +1,79 @@
+"""Where a model-based verifier's endpoint comes from: the user's side, never a stranger's.
+
+A judge's URL, model and key are resolved at each check; the first match wins:
+
+1. ``options.url`` (with ``options.model``, ``options.api_key_env`` and the endpoint limits): only
+   a trusted manifest carries them (an installed plugin, a file the user named); an untrusted
+   environment that names them is refused when it is pulled or discovered (:mod:`rlhub.trust`);
+2. ``options.endpoint: NAME``: the judge ``NAME`` of the user's endpoint registry (``endpoints:``
+   in the user's config, :mod:`rlhub.userconfig`), with its model, key variable and limits;
+3. ``RLHUB_JUDGE_URL`` and ``RLHUB_JUDGE_MODEL`` (key: ``RLHUB_JUDGE_API_KEY``);
+4. the registry's default judge (``defaults: {judge: NAME}``).
+
+A reward model's local checkpoint likewise: ``options.path`` (trusted only), else the
+``reward-model`` endpoint ``options.endpoint`` names, else the default reward model.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlhub.userconfig import ConfigError, load_user_config
+
+JUDGE_SETTINGS = ("concurrency", "deadline_s", "timeout_s", "retries", "backoff_s", "api_key_env")
+
+
+@dataclass(frozen=True)
+class JudgeTarget:
+    """A resolved judge: its API root, model, endpoint settings and where they came from."""
+
+    url: str
+    model: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+
+def judge_target(options: dict[str, Any]) -> JudgeTarget:
+    """The judge ``options`` resolve to (module docstring); raise :class:`ConfigError`."""
+    if options.get("url"):
+        return JudgeTarget(str(options["url"]), _model(options.get("model")), options,
+                           "the verifier's options")
+    name = options.get("endpoint")
+    if name:
+        return _registered(str(name))
+    if os.environ.get("RLHUB_JUDGE_URL"):
+        return JudgeTarget(os.environ["RLHUB_JUDGE_URL"], _model(None), {}, "RLHUB_JUDGE_URL")
+    default = load_user_config().default("judge")
+    if default:
+        return _registered(default)
+    return JudgeTarget("", _model(None), {}, "nothing")
+
+
+def _registered(name: str) -> JudgeTarget:
+    config = load_user_config()
+    entry = config.endpoint(name, "judge")
+    settings = {k: entry[k] for k in JUDGE_SETTINGS if k in entry}
+    return JudgeTarget(entry["url"], _model(entry.get("model")), settings,
+                       f"endpoint {name!r} of {config.path}")
+
+
+def _model(explicit: Any) -> str:
+    return str(explicit or os.environ.get("RLHUB_JUDGE_MODEL", ""))
+
+
+def reward_model_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the checkpoint (``path``, device, ...) of the reward model they pick."""
+    if options.get("path"):
+        return dict(options)
+    config = load_user_config()
+    name = options.get("endpoint") or config.default("reward-model")
+    if not name:
+        raise ConfigError(
+            f"reward-model: expected options.path (a trusted manifest), options.endpoint naming "
+            f"a reward-model endpoint, or defaults: {{reward-model: NAME}} in {config.path}; "
+            "found none"
+        )
+    entry = config.endpoint(str(name), "reward-model")
+    return {**options, **{k: v for k, v in entry.items() if k != "kind"}}  # the user's win

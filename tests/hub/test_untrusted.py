@@ -1,0 +1,210 @@
+"""A pulled environment is a stranger's configuration: it names no endpoint, key or variable, and
+asks for no more sandbox than the user's policy grants (rlhub.trust, rlhub.verifiers.targets).
+
+Each test publishes a hostile data-only environment to a file:// remote, as its publisher would,
+and pulls it as the user would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hub_helpers import installed, write_data_domain
+
+from rlhub import Registry
+from rlhub.hub.bundle import BuildOptions
+from rlhub.hub.errors import PolicyError
+from rlhub.hub.pull import PullOptions, pull
+from rlhub.hub.push import push
+from rlhub.testing.judge_server import ScriptedJudge
+from rlhub.verifiers.endpoints import reset_endpoints
+
+SMALL = BuildOptions(test_size=3, train_size=2)
+RUBRIC = {"criteria": {"correct": "The answer is right."}, "scale": [1, 10]}
+TESTS_LIMITS = {"network": True, "memory_mb": 65536, "wall_s": 3600}
+
+
+def home() -> Path:
+    return Path(os.environ["RLHUB_HOME"])
+
+
+def publish(tmp_path: Path, **spec: Any) -> str:
+    """Push a data-only environment ``mydata`` declaring ``spec``; return its file:// URL."""
+    domain_file = write_data_domain(tmp_path / "publisher", **spec)
+    url = (tmp_path / "remote").as_uri()
+    push("mydata", url, registry=Registry(domain_files=[domain_file], autoload=False),
+         options=SMALL)
+    return url
+
+
+def configure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, Any]) -> Path:
+    path = tmp_path / "user-config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("RLHUB_CONFIG", str(path))
+    return path
+
+
+@pytest.fixture
+def judges():
+    """Two scripted judges: the user's own, and one the publisher runs."""
+    with ScriptedJudge() as mine, ScriptedJudge() as theirs:
+        reset_endpoints()
+        yield mine, theirs
+    reset_endpoints()
+
+
+def test_an_untrusted_judge_naming_its_own_url_and_the_users_token_variable_is_refused(
+    tmp_path, monkeypatch, judges
+):
+    _, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    options = {"url": theirs.url, "model": "their-judge", "api_key_env": "HF_TOKEN",
+               "reference": "answer", "rubric": RUBRIC}
+    url = publish(tmp_path, verifier={"name": "judge", "options": options})
+    with pytest.raises(PolicyError) as err:
+        pull(url)
+    config = os.environ["RLHUB_CONFIG"]
+    assert str(err.value) == (
+        "bundle file domains/double.yaml, domain 'mydata/double-v1' of the untrusted environment "
+        f"'mydata': field verifier.options.url: an untrusted environment may not name an "
+        f"endpoint, key, path or environment variable (found '{theirs.url}'); field "
+        "verifier.options.model: an untrusted environment may not name an endpoint, key, path or "
+        "environment variable (found 'their-judge'); field verifier.options.api_key_env: an "
+        "untrusted environment may not name an endpoint, key, path or environment variable "
+        "(found 'HF_TOKEN'). Judges and reward models come from your endpoint registry "
+        f"(endpoints: in {config}, picked with `endpoint: NAME`) or RLHUB_JUDGE_URL; pull the "
+        "environment with --trust-remote-code only if you trust its publisher. Nothing was "
+        "installed."
+    )
+    assert installed(home()) == [] and theirs.requests == []
+
+
+def test_a_judge_url_hidden_in_a_composite_part_is_refused_too(tmp_path):
+    parts = [{"name": "exact", "gate": True},
+             {"name": "judge", "options": {"rubric": RUBRIC,
+                                           "notes": "http://publisher.example/collect"}}]
+    url = publish(tmp_path, verifier={"name": "composite", "options": {"parts": parts}},
+                  reward={"range": [0, 1], "components": {"correct": {"weight": 1.0}}})
+    with pytest.raises(PolicyError, match=r"field verifier\.options\.parts\.1\.options\.notes: an "
+                       r"untrusted environment may not name a URL \(found "
+                       r"'http://publisher\.example/collect'\)"):
+        pull(url)
+
+
+def test_an_untrusted_judge_is_the_users_own_endpoint_with_the_users_key(
+    tmp_path, monkeypatch, judges
+):
+    mine, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    monkeypatch.setenv("GRADER_KEY", "the-key-for-my-grader")
+    configure(tmp_path, monkeypatch, {"endpoints": {"grader": {
+        "kind": "judge", "url": mine.url, "model": "my-judge", "api_key_env": "GRADER_KEY"}}})
+    options = {"endpoint": "grader", "reference": "answer", "rubric": RUBRIC}
+    rows = [{"qid": f"q{i}", "question": f"Name fruit {i}.", "ans": f"apple number {i:03d}"}
+            for i in range(20)]
+    url = publish(tmp_path, rows=rows, verifier={"name": "judge", "options": options})
+    assert pull(url).registered == ["mydata/double-v1"]
+    domain = Registry(autoload=False).get("mydata/double-v1")
+    task = domain.task("test", 0, 0)
+    score = domain.verify(task, str(task.answer))
+    assert (score.reward, score.error) == (1.0, None)
+    assert [r["model"] for r in mine.requests] == ["my-judge"]
+    assert mine.authorizations == ["Bearer the-key-for-my-grader"] and theirs.requests == []
+
+
+def test_an_endpoint_name_missing_from_the_users_registry_is_a_judge_failure_that_says_where(
+    tmp_path, monkeypatch
+):
+    path = configure(tmp_path, monkeypatch, {})
+    url = publish(tmp_path, verifier={"name": "judge", "options": {
+        "endpoint": "grader", "reference": "answer", "rubric": RUBRIC}})
+    pull(url)
+    domain = Registry(autoload=False).get("mydata/double-v1")
+    score = domain.verify(domain.task("test", 0, 0), "4")
+    assert score.reward == 0.0
+    assert score.error == (
+        "JudgeUnavailable: judge: judge endpoint 'grader': expected it under endpoints: in "
+        f"{path} (with kind: judge), found none"
+    )
+
+
+def test_an_environment_copied_into_envs_by_hand_is_untrusted_and_its_url_refused(
+    tmp_path, monkeypatch, judges
+):
+    _, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl", verifier={
+        "name": "judge", "options": {"url": theirs.url, "model": "m", "api_key_env": "HF_TOKEN",
+                                     "rubric": RUBRIC, "reference": "answer"}})
+    target = home() / "envs" / "evil" / "v1"
+    shutil.copytree(domain_file.parent, target / "domains")  # no install record: no trust
+    registry = Registry(autoload=False)
+    assert "mydata/double-v1" not in registry.ids()
+    (error,) = registry.errors
+    assert error.distribution == f"domain file {target / 'domains' / 'double.yaml'}"
+    assert "field verifier.options.url: an untrusted environment may not name" in error.cause
+    assert "field verifier.options.api_key_env" in error.cause and theirs.requests == []
+
+
+def test_an_untrusted_sandbox_asking_for_network_memory_and_time_is_refused_naming_the_grant(
+    tmp_path,
+):
+    url = publish(tmp_path, verifier={"name": "python-tests", "options": {"limits": TESTS_LIMITS}})
+    with pytest.raises(PolicyError) as err:
+        pull(url)
+    config = os.environ["RLHUB_CONFIG"]
+    grant = "to grant it, add `untrusted: {{grants: {{mydata: {{limits: {{{}}}}}}}}}` to {}"
+    assert str(err.value).startswith(
+        "bundle file domains/double.yaml, domain 'mydata/double-v1' of the untrusted environment "
+        "'mydata': field verifier.options.limits.network: asks for network access, which your "
+        "policy does not allow untrusted environments; "
+        + grant.format("network: true", config) + "; field verifier.options.limits.memory_mb: "
+        "asks for 65536, above the 512 your policy allows untrusted environments; "
+        + grant.format("memory_mb: 65536", config) + "; field verifier.options.limits.wall_s: "
+        "asks for 3600, above the 10.0 your policy allows untrusted environments; "
+        + grant.format("wall_s: 3600", config) + ". "
+    )
+    assert installed(home()) == []
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({"sandbox": {"kind": "local", "limits": {"network": True}}}, "sandbox.limits.network"),
+    ({"sandbox": {"kind": "local", "limits": {"processes": 100000}}}, "sandbox.limits.processes"),
+    ({"verify_timeout_s": 86400}, "verify_timeout_s"),
+    ({"sandbox": {"kind": "docker", "image": "publisher/anything:latest"}}, "sandbox.image"),
+])
+def test_every_declared_limit_and_image_is_held_to_the_policy(tmp_path, spec, field):
+    url = publish(tmp_path, **spec)
+    with pytest.raises(PolicyError, match=f"'mydata': field {field}: "):
+        pull(url)
+
+
+def test_a_grant_in_the_users_config_admits_exactly_what_it_grants(tmp_path, monkeypatch):
+    url = publish(tmp_path, verifier={"name": "python-tests", "options": {"limits": TESTS_LIMITS}})
+    configure(tmp_path, monkeypatch, {"untrusted": {"grants": {"mydata": {"limits": {
+        "network": True, "memory_mb": 65536, "wall_s": 3600}}}}})
+    assert pull(url).registered == ["mydata/double-v1"]
+    path = configure(tmp_path, monkeypatch, {"untrusted": {"grants": {"mydata": {"limits": {
+        "network": True, "memory_mb": 65536}}}}})  # the user takes back the time
+    registry = Registry(autoload=False)
+    assert "mydata/double-v1" not in registry.ids()
+    (error,) = registry.errors
+    assert error.cause.endswith(
+        "field verifier.options.limits.wall_s: asks for 3600, above the 10.0 your policy allows "
+        "untrusted environments; to grant it, add `untrusted: {grants: {mydata: {limits: "
+        f"{{wall_s: 3600}}}}}}}}` to {path}. Judges and reward models come from your endpoint "
+        f"registry (endpoints: in {path}, picked with `endpoint: NAME`) or RLHUB_JUDGE_URL; pull "
+        "the environment with --trust-remote-code only if you trust its publisher."
+    )
+
+
+def test_trust_remote_code_lets_the_environment_name_its_own_limits(tmp_path):
+    url = publish(tmp_path, verifier={"name": "python-tests", "options": {"limits": TESTS_LIMITS}})
+    result = pull(url, PullOptions(trust_remote_code=True))
+    assert (result.trusted, result.registered) == (True, ["mydata/double-v1"])
+    assert "mydata/double-v1" in Registry(autoload=False).ids()
