@@ -7,6 +7,7 @@ seconds, so it is built once per session; each test pushes it to its own remote.
 from __future__ import annotations
 
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,48 @@ def cli() -> Any:
 def _project_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test runs in its own folder, so the project lock a pull writes stays there."""
     monkeypatch.chdir(tmp_path)
+
+
+HF_TOKEN = "hf_emulator_token"
+
+
+@pytest.fixture(scope="session")
+def emulated_hub() -> Iterator[Any]:
+    """The Hub emulator (tests/hub/hf_emulator.py), one per session."""
+    from hf_emulator import EmulatedHub
+
+    with EmulatedHub(token=HF_TOKEN) as hub:
+        yield hub
+
+
+@pytest.fixture
+def hub(emulated_hub: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """The emulator, with huggingface_hub configured for it for this test only."""
+    hf_home = tmp_path / "hf_home"
+    env = {
+        "HF_ENDPOINT": emulated_hub.url,
+        "HF_TOKEN": HF_TOKEN,
+        "HF_HOME": str(hf_home),
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_OFFLINE": "0",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    from huggingface_hub import constants  # read after the environment is set
+
+    for name, value in {
+        "HF_HUB_OFFLINE": False,
+        "HF_HUB_DISABLE_XET": True,
+        "HF_HOME": str(hf_home),
+        "HF_HUB_CACHE": str(hf_home / "hub"),
+        "HF_TOKEN_PATH": str(hf_home / "token"),
+    }.items():
+        monkeypatch.setattr(constants, name, value)  # in case another test imported it first
+    return emulated_hub
+
+
+@pytest.fixture
+def repo() -> str:
+    """A fresh dataset repo id on the emulated Hub."""
+    return f"rlhub-test/env-{uuid.uuid4().hex[:8]}"

@@ -21,6 +21,7 @@ file_download.py, _snapshot_download.py):
                                                          ``deletedFolder``; ``lfsFile`` is refused;
                                                          only branches can be committed to
 ``POST /api/datasets/{repo}/tag/{rev}``                  ``create_tag``; 409 when the tag exists
+``DELETE /api/datasets/{repo}/tag/{tag}``                ``delete_tag`` (how a tag is moved)
 ``GET /api/datasets/{repo}/refs``                        ``list_repo_refs``: branches and tags
 ``GET /api/datasets/{repo}`` and ``.../revision/{rev}``  ``repo_info``: ``sha``, ``siblings``
                                                          (with ``size``/``blobId`` when
@@ -261,6 +262,18 @@ def make_app(state: HubState) -> FastAPI:
                 return hub_error(409, None, f"Tag {tag} already exists")
             repo.tags[tag] = target.oid
         return JSONResponse({"name": tag, "ref": f"refs/tags/{tag}", "targetCommit": target.oid})
+
+    @app.delete("/api/datasets/{org}/{name}/tag/{tag}")
+    async def delete_tag(org: str, name: str, tag: str, request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        with state.lock:
+            repo, _, error = state.lookup(f"{org}/{name}")
+            if error:
+                return error
+            if repo.tags.pop(tag, None) is None:
+                return hub_error(404, "RevisionNotFound", f"Invalid rev id: {tag}")
+        return Response(status_code=200)
 
     @app.get("/api/datasets/{org}/{name}/refs")
     async def refs(org: str, name: str) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +48,10 @@ def installed(home: Path) -> list[Path]:
     """Every installed environment folder under ``$RLHUB_HOME/envs``."""
     envs = home / "envs"
     return sorted(p for p in envs.glob("*/*") if p.is_dir()) if envs.is_dir() else []
+
+
+def api() -> Any:
+    """huggingface_hub's own client, pointed at the emulated Hub (the ``hub`` fixture)."""
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=os.environ["HF_ENDPOINT"])

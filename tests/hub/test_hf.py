@@ -1,22 +1,18 @@
 """Push and pull through huggingface_hub against the local Hub emulator (tests/hub/hf_emulator.py).
 
 The emulator's docstring lists the Hub API calls it implements. huggingface_hub is pointed at it
-with ``HF_ENDPOINT``; ``HF_HOME`` is a temporary folder, Xet is disabled and uploads are
-answered as regular (non-LFS) files, so a test never touches a real cache or the network.
+with ``HF_ENDPOINT`` (the ``hub`` fixture of conftest.py); ``HF_HOME`` is a temporary folder and
+Xet is disabled, so a test never touches a real cache or the network.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hf_emulator import EmulatedHub
-from hub_helpers import ROWS, installed
+from hub_helpers import ROWS, api, installed
 
 from rlhub import Registry
 from rlhub.hub.bundle import BuildOptions
@@ -25,52 +21,7 @@ from rlhub.hub.hf import HfRemote
 from rlhub.hub.pull import pull
 from rlhub.hub.push import push
 
-TOKEN = "hf_emulator_token"
 SMALL = BuildOptions(test_size=4, train_size=3)
-
-
-@pytest.fixture(scope="module")
-def emulated_hub() -> Iterator[EmulatedHub]:
-    with EmulatedHub(token=TOKEN) as hub:
-        yield hub
-
-
-@pytest.fixture
-def hub(emulated_hub: EmulatedHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> EmulatedHub:
-    """The emulator, with huggingface_hub configured for it for this test only."""
-    hf_home = tmp_path / "hf_home"
-    env = {
-        "HF_ENDPOINT": emulated_hub.url,
-        "HF_TOKEN": TOKEN,
-        "HF_HOME": str(hf_home),
-        "HF_HUB_DISABLE_XET": "1",
-        "HF_HUB_OFFLINE": "0",
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    from huggingface_hub import constants  # read after the environment is set
-
-    for name, value in {
-        "HF_HUB_OFFLINE": False,
-        "HF_HUB_DISABLE_XET": True,
-        "HF_HOME": str(hf_home),
-        "HF_HUB_CACHE": str(hf_home / "hub"),
-        "HF_TOKEN_PATH": str(hf_home / "token"),
-    }.items():
-        monkeypatch.setattr(constants, name, value)  # in case another test imported it first
-    return emulated_hub
-
-
-@pytest.fixture
-def repo() -> str:
-    return f"rlhub-test/env-{uuid.uuid4().hex[:8]}"
-
-
-def api() -> Any:
-    from huggingface_hub import HfApi
-
-    return HfApi(endpoint=os.environ["HF_ENDPOINT"])
 
 
 def rows_bytes() -> bytes:
