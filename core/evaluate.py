@@ -168,11 +168,12 @@ class _Writer:
                 self.monitor.flush()
 
 
-def enforce_lock(path: str, registry: Any) -> str:
-    """Refuse to run unless the installed environment matches the lock; return its hash."""
+def enforce_lock(path: str, registry: Any, mixture: Any = None) -> str:
+    """Refuse to run unless rlhub, the installed domains and ``mixture`` match the lock; return
+    its hash."""
     from rlhub.hub.lock import check_lock, read_lock
 
-    problems = check_lock(path, registry)
+    problems = check_lock(path, registry, mixture)
     if problems:
         raise RlhubError(f"refusing to run: the environment differs from the lock {path}:\n  "
                          + "\n  ".join(problems))
@@ -190,7 +191,7 @@ def run_eval(cfg: EvalConfig, *, registry: Any = None, progress: Progress | None
 
     registry = registry or default_registry()
     progress = progress or Progress()
-    lock_hash = enforce_lock(cfg.locked, registry) if cfg.locked else None
+    lock_hash = enforce_lock(cfg.locked, registry, cfg.mixture) if cfg.locked else None
     store = TrajectoryStore(cfg.out, cfg.storage_options)
     store.check_writable()
     domains = mixture_domains(cfg.mixture, registry)

@@ -1,22 +1,26 @@
 """Provenance: content hashes that pin exactly which code and data produced a reward.
 
 ``domain_provenance(manifest)`` is what every lock records for a domain (trajectories store the
-same hashes, see ``rlhub.store.trajectory_provenance``): its
-id and version, the plugin's distribution and version, and ``verifier_code_hash`` — the sha256 of
-the source of the domain's factory module and of its named verifier's module (for a data-only
-domain: the domain file and its dataset too). Change a line of the verifier and the hash changes.
+same hashes, see ``rlhub.store.trajectory_provenance``): its id and version, the plugin's
+distribution and version, ``verifier_code_hash`` and ``libraries``.
+
+``verifier_code_hash`` is the sha256 of the source of every module that decides the domain's
+rewards: its factory's module and its named verifiers' modules (a composite's parts included),
+each with every module of its own package it imports (:mod:`rlhub.sourcegraph`), and for a
+data-only domain the domain file and its dataset. Change a line of the verifier, or of a helper
+it imports, and the hash changes. ``libraries`` are the versions of the third-party
+distributions that code imports (math-verify, reasoning-gym, ...).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.util
 import json
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rlhub import sourcegraph
 from rlhub.manifest import Manifest
 
 
@@ -34,34 +38,33 @@ def sha256_json(value: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-@functools.cache
-def module_source_hash(module_name: str) -> str:
-    """sha256 of a module's source file, found without importing it ("" if it has none)."""
-    spec = importlib.util.find_spec(module_name)
-    origin = spec.origin if spec else None
-    if not origin or not Path(origin).is_file():
-        return ""
-    return sha256_file(origin)
+def _verifier_modules(spec: Any, refs: dict[str, str]) -> list[str]:
+    """The modules of a named verifier and, for a composite, of each of its parts."""
+    if not isinstance(spec, dict) or spec.get("name") not in refs:
+        return []
+    modules = [refs[spec["name"]].partition(":")[0]]
+    for part in (spec.get("options") or {}).get("parts") or []:
+        modules += _verifier_modules({"name": part} if isinstance(part, str) else part, refs)
+    if "rlhub.verifiers.pytests" in modules:
+        modules.append("rlhub.verifiers.pyharness")  # read as a resource, run in the sandbox
+    return modules
 
 
-def _verifier_module(manifest: Manifest) -> str | None:
-    spec = manifest.data.get("verifier")
-    if not spec:
-        return None
+def code_roots(manifest: Manifest) -> list[str]:
+    """The modules that decide this domain's rewards: its factory's and its verifiers'."""
     from rlhub.plugins import registry
 
-    ref = registry().verifier_refs().get(spec["name"])
-    return ref.partition(":")[0] if ref else None
+    refs = registry().verifier_refs() if manifest.data.get("verifier") else {}
+    factory = manifest.data["factory"].partition(":")[0]
+    return sorted({factory, *_verifier_modules(manifest.data.get("verifier"), refs)})
 
 
 def verifier_code_hash(manifest: Manifest) -> str:
     """sha256 over the sources that decide this domain's rewards (see the module docstring)."""
-    parts = [manifest.data["factory"], module_source_hash(manifest.data["factory"].partition(":")[0])]
-    verifier = _verifier_module(manifest)
-    if verifier:
-        parts += [verifier, module_source_hash(verifier)]
-        if verifier == "rlhub.verifiers.pytests":
-            parts.append(module_source_hash("rlhub.verifiers.pyharness"))
+    sources: dict[str, str] = {}
+    for root in code_roots(manifest):
+        sources.update(sourcegraph.closure(root))
+    parts = [manifest.data["factory"], *(f"{m}={h}" for m, h in sorted(sources.items()))]
     if manifest.source:
         parts.append(sha256_file(manifest.source))
         dataset = manifest.data["params"].get("dataset", "")
@@ -69,6 +72,15 @@ def verifier_code_hash(manifest: Manifest) -> str:
         if "://" not in dataset and local.is_file():
             parts.append(sha256_file(local))
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+def scoring_libraries(manifest: Manifest) -> dict[str, str]:
+    """``{distribution: version}`` of the third-party libraries that code imports."""
+    own = frozenset({manifest.distribution})
+    out: dict[str, str] = {}
+    for root in code_roots(manifest):
+        out.update(sourcegraph.libraries(root, own))
+    return dict(sorted(out.items()))
 
 
 def distribution_version(name: str) -> str:
@@ -88,4 +100,5 @@ def domain_provenance(manifest: Manifest) -> dict[str, Any]:
         "distribution_version": distribution_version(manifest.distribution),
         "manifest_hash": sha256_json(manifest.data),
         "verifier_code_hash": verifier_code_hash(manifest),
+        "libraries": scoring_libraries(manifest),
     }

@@ -6,8 +6,11 @@ is the sha256 of the lock's canonical JSON (sorted keys, no spaces) without its 
 
 * A **mixture lock** (``"kind": "mixture"``) is written by ``rlhub lock --mixture FILE``: the
   versions of the plugins involved and one record per domain of the mixture.
-  ``rlhub train --locked`` and ``rlhub eval --locked`` call :func:`check_lock` and refuse to run
-  when it reports any difference; trajectories carry the lock's :func:`lock_hash`.
+  It also records rlhub's version and the normalised mixture itself. ``rlhub train --locked``
+  and ``rlhub eval --locked`` call :func:`check_lock` with the mixture they run and refuse to run
+  when it reports any difference (rlhub's version, a domain's record, a scoring library's
+  version, a domain added to or dropped from the mixture, any other mixture setting);
+  trajectories carry the lock's :func:`lock_hash`.
 * A **bundle lock** (``"kind": "bundle"``) is the ``rlhub.lock`` of every pushed bundle
   (:mod:`rlhub.hub.bundle`); it also lists the sha256 of each file, and its lock hash is the
   bundle's id.
@@ -94,6 +97,7 @@ def mixture_lock(
         "mixture": {
             "source": str(mixture) if not isinstance(mixture, dict) else None,
             "hash": sha256_json(config),
+            "config": config,
         },
         "plugins": plugin_versions(registry, manifests),
         "domains": {m.id: domain_record(m) for m in manifests},
@@ -178,23 +182,85 @@ def diff_domains(locked: dict[str, Any], registry: Registry) -> list[str]:
                     f"domain {domain_id}: {field} changed from "
                     f"{_short(want.get(field))} to {_short(have.get(field))}"
                 )
+        problems += [f"domain {domain_id}: {p}" for p in _diff_libraries(want, have)]
     return problems
 
 
-def check_lock(lock_path: str | os.PathLike[str], registry: Registry) -> list[str]:
-    """Compare a mixture lock with the installed domains; return the differences.
+def _diff_libraries(want: dict[str, Any], have: dict[str, Any]) -> list[str]:
+    """The scoring libraries whose installed version differs from the locked one."""
+    if "libraries" not in want:
+        return [f"the lock records no scoring libraries (it was written by an older rlhub); "
+                f"write it again with `rlhub lock`"]
+    locked, now = want["libraries"], have.get("libraries", {})
+    return [f"library {name} changed from {_version(locked.get(name))} to "
+            f"{_version(now.get(name))}"
+            for name in sorted(set(locked) | set(now)) if locked.get(name) != now.get(name)]
 
-    Each line names the domain and what changed (``domain math/arithmetic-v1:
-    verifier_code_hash changed from 3f2a... to 9bc0...``); an empty list means the run may go
-    ahead. A lock that cannot be read, or whose hash does not match its content, is one problem
-    line too. ``rlhub train --locked`` and ``rlhub eval --locked`` refuse to run when this is
-    not empty.
+
+def _version(value: str | None) -> str:
+    return repr(value) if value is not None else "not installed or not imported"
+
+
+def diff_mixture(lock: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    """One line per difference between the locked mixture and the one the run uses."""
+    locked = (lock.get("mixture") or {}).get("config")
+    if locked is None:
+        return ["mixture: the lock records no mixture config (it was written by an older "
+                "rlhub); write it again with `rlhub lock --mixture FILE`"]
+    want, have = set(locked["domains"]), set(config["domains"])
+    problems = [f"mixture: domain {d} is not in the lock; lock the mixture again with "
+                f"`rlhub lock --mixture FILE` to cover it" for d in sorted(have - want)]
+    problems += [f"mixture: domain {d} is locked but no longer in the mixture"
+                 for d in sorted(want - have)]
+    old, new = _flatten(locked), _flatten(config)
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key) and not _is_domain_key(key, want ^ have):
+            problems.append(f"mixture: {key} changed from {old.get(key)!r} to {new.get(key)!r}")
+    return problems
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict) or not value:
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def _is_domain_key(key: str, domains: set[str]) -> bool:
+    return any(key.startswith(f"domains.{d}.") or key == f"domains.{d}" for d in domains)
+
+
+def check_lock(
+    lock_path: str | os.PathLike[str],
+    registry: Registry,
+    mixture: str | os.PathLike[str] | dict[str, Any] | None = None,
+) -> list[str]:
+    """Compare a mixture lock with rlhub, the installed domains and the mixture; the differences.
+
+    Each line names what changed (``rlhub_version changed from ...``, ``domain
+    math/arithmetic-v1: verifier_code_hash changed from 3f2a... to 9bc0...``, ``domain ...:
+    library math-verify changed from ...``, ``mixture: domain X is not in the lock``); an empty
+    list means the run may go ahead. A lock that cannot be read, or whose hash does not match its
+    content, is one problem line too. ``rlhub train --locked`` and ``rlhub eval --locked`` pass
+    the mixture they run and refuse to run when this is not empty.
     """
+    from rlhub import __version__
+    from rlhub.mixture import load_mixture
+
     try:
         lock = read_lock(lock_path)
     except HubError as exc:
         return [str(exc)]
-    return diff_domains(lock.get("domains", {}), registry)
+    problems = []
+    if lock.get("rlhub_version") != __version__:
+        problems.append(f"rlhub_version changed from {lock.get('rlhub_version')!r} to "
+                        f"{__version__!r}")
+    problems += diff_domains(lock.get("domains", {}), registry)
+    if mixture is not None:
+        problems += diff_mixture(lock, load_mixture(mixture, registry))
+    return problems
 
 
 def _short(value: Any) -> str:

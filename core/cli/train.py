@@ -36,11 +36,26 @@ def read_config(path: Path) -> dict[str, Any]:
     return config
 
 
-def check_lock(lock: Path) -> str:
-    """``--locked LOCK``: refuse to run unless the installed domains match; the lock's hash."""
+def check_lock(lock: Path, config: dict[str, Any], config_path: Path) -> str:
+    """``--locked LOCK``: refuse to run unless rlhub, the installed domains and the config's
+    mixture match; the lock's hash."""
     from rlhub.evaluate import enforce_lock
 
-    return str(enforce_lock(str(lock), get_registry()))
+    return str(enforce_lock(str(lock), get_registry(), locked_mixture(config, config_path)))
+
+
+def locked_mixture(config: dict[str, Any], config_path: Path) -> Any:
+    """The mixture a training config runs: its ``mixture`` (a path relative to the config, or
+    inline), else the config's own mixture fields (the local trainer's configs are mixtures with
+    a ``train`` section)."""
+    from rlhub.manifest import schema
+
+    mixture = config.get("mixture")
+    if isinstance(mixture, dict):
+        return mixture
+    if isinstance(mixture, str):
+        return config_path.resolve().parent / mixture
+    return {k: v for k, v in config.items() if k in schema("mixture")["properties"]}
 
 
 @handle_errors
@@ -63,7 +78,7 @@ def train(
     if out is not None:
         config["out"] = str(out)
     if locked:
-        config["lock_hash"] = check_lock(locked)
+        config["lock_hash"] = check_lock(locked, config, config_path)
     backend = backend or str(config.get("backend", "local"))
     trainer = get_registry().pm.hook.rlhub_make_trainer(backend=backend, config=config)
     if trainer is None:
