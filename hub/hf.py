@@ -6,14 +6,18 @@ A push is ``create_repo(repo_type="dataset", exist_ok=True)``, then one ``create
 so ``main`` never shows half a bundle), then ``create_tag`` for ``--revision``. Tags never move:
 pushing another bundle under an existing tag is refused before anything is committed.
 
-A pull resolves the revision to a commit with ``repo_info`` and downloads that exact commit with
-``snapshot_download``, so a tag or branch moving during the download cannot mix two bundles.
+A pull resolves the revision to a commit with ``repo_info`` and downloads that exact commit: its
+``rlhub.lock`` first, then with ``snapshot_download`` only the files the lock lists, once their
+sizes on the Hub match it; a tag or branch moving during the download cannot mix two bundles,
+and no file outside the lock is fetched. Parquet files and wheels travel through LFS (Xet when
+``hf_xet`` is installed), which huggingface_hub handles.
 The endpoint is ``$HF_ENDPOINT`` at call time (default ``https://huggingface.co``); the token is
 huggingface_hub's usual one (``HF_TOKEN`` or ``hf auth login``).
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from collections.abc import Iterator
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rlhub.hub.bundle import Bundle
-from rlhub.hub.errors import HubError, RevisionNotFound
+from rlhub.hub.errors import HubError, IntegrityError, RevisionNotFound
 from rlhub.hub.lock import LOCK_FILE, parse_lock
 from rlhub.hub.remote import DEFAULT_REVISION, Fetched, check_tag
 
@@ -126,21 +130,59 @@ class HfRemote:
     # -- fetch ---------------------------------------------------------------------------
 
     def fetch(self, revision: str | None, dest: Path) -> Fetched:
-        """Download the commit ``revision`` resolves to into ``dest`` (verified separately)."""
+        """Download the commit ``revision`` resolves to into ``dest`` (verified separately).
+
+        The lock comes first, and only the files it lists are downloaded, each after its size on
+        the Hub matched the lock's: a repo cannot make a pull fetch anything else, or more.
+        """
         from huggingface_hub import snapshot_download
 
         rev = revision or DEFAULT_REVISION
         api = self._api()
         with self._errors("pull", rev):
-            commit = str(api.repo_info(self.repo_id, repo_type=REPO_TYPE, revision=rev).sha)
-            snapshot_download(
-                self.repo_id,
-                repo_type=REPO_TYPE,
-                revision=commit,
-                local_dir=str(dest),
-                endpoint=endpoint(),
+            info = api.repo_info(
+                self.repo_id, repo_type=REPO_TYPE, revision=rev, files_metadata=True
             )
+            commit = str(info.sha)
+            files = self._lock_files(commit, dest)
+            self._check_sizes(info, files, f"{self.url}@{rev}")
+            if files:
+                snapshot_download(
+                    self.repo_id,
+                    repo_type=REPO_TYPE,
+                    revision=commit,
+                    local_dir=str(dest),
+                    endpoint=endpoint(),
+                    allow_patterns=[glob.escape(p) for p in sorted(files)],
+                )
         return Fetched(dest, None, commit, rev)
+
+    def _lock_files(self, commit: str, dest: Path) -> dict[str, Any]:
+        """Download the commit's lock into ``dest``; the files it lists (none if unreadable)."""
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub import errors as hf_errors
+
+        try:
+            path = hf_hub_download(self.repo_id, LOCK_FILE, repo_type=REPO_TYPE, revision=commit,
+                                   local_dir=str(dest), endpoint=endpoint())
+        except hf_errors.EntryNotFoundError:
+            return {}  # verify_bundle names the missing lock
+        try:
+            files = parse_lock(Path(path).read_text(), f"{LOCK_FILE} of {self.url}@{commit}")
+        except HubError:
+            return {}  # verify_bundle names what is wrong with it
+        return dict(files.get("files") or {})
+
+    @staticmethod
+    def _check_sizes(info: Any, files: dict[str, Any], where: str) -> None:
+        sizes = {s.rfilename: s.size for s in info.siblings or []}
+        for rel, entry in sorted(files.items()):
+            if rel in sizes and sizes[rel] != entry.get("size"):
+                raise IntegrityError(
+                    f"bundle at {where}: file {rel} has the wrong size: expected "
+                    f"{entry.get('size')} bytes, found {sizes[rel]}. The bundle was refused and "
+                    "nothing was installed."
+                )
 
     def _known_refs(self) -> str:
         try:

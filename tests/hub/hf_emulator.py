@@ -2,41 +2,58 @@
 
 Start it with ``with EmulatedHub() as hub:`` and point huggingface_hub at ``hub.url`` (set
 ``HF_ENDPOINT``, or pass ``endpoint=``). It serves FastAPI on 127.0.0.1 with a random port and
-keeps dataset repos as real commits (content-addressed trees with parents, ``main`` plus tags).
+keeps dataset repos as real commits (content-addressed trees with parents, ``main`` plus tags);
+LFS objects live in a second server on another port (:mod:`hf_lfs`), as the Hub's live on a CDN.
 
-Emulated, with the request and response shapes of huggingface_hub 2.4 (hf_api.py, _commit_api.py,
-file_download.py, _snapshot_download.py):
+Emulated, with the request and response shapes of huggingface_hub 2.3 (hf_api.py, _commit_api.py,
+lfs.py, file_download.py, _snapshot_download.py):
 
-=======================================================  =========================================
-``POST /api/repos/create``                               ``create_repo``; 409 when it exists. A new
-                                                         repo has one commit holding .gitattributes
-``POST /api/validate-yaml``                              README front matter check of
-                                                         ``create_commit``; 400 with ``errors``
-``POST /api/datasets/{repo}/preupload/{rev}``            upload modes: always ``"regular"`` (never
-                                                         LFS or Xet), with the git oid of files
-                                                         already at ``rev``, so unchanged files are
-                                                         skipped as on the Hub
-``POST /api/datasets/{repo}/commit/{rev}``               ``create_commit``: ndjson ``header``,
-                                                         ``file`` (base64), ``deletedFile``,
-                                                         ``deletedFolder``; ``lfsFile`` is refused;
-                                                         only branches can be committed to
-``POST /api/datasets/{repo}/tag/{rev}``                  ``create_tag``; 409 when the tag exists
-``DELETE /api/datasets/{repo}/tag/{tag}``                ``delete_tag`` (how a tag is moved)
-``GET /api/datasets/{repo}/refs``                        ``list_repo_refs``: branches and tags
-``GET /api/datasets/{repo}`` and ``.../revision/{rev}``  ``repo_info``: ``sha``, ``siblings``
-                                                         (with ``size``/``blobId`` when
-                                                         ``blobs=true``), ``cardData``, ``tags``
-``GET /api/datasets/{repo}/tree/{rev}[/{path}]``         ``list_repo_tree`` (``recursive``), 1 page
-``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``   file metadata (``X-Repo-Commit``, ``ETag``
-                                                         = git blob oid, ``Content-Length``) and
-                                                         content
-=======================================================  =========================================
+==========================================================  ======================================
+``POST /api/repos/create``                                  ``create_repo``; 409 when it exists. A
+                                                            new repo has one commit holding the
+                                                            default .gitattributes
+``POST /api/validate-yaml``                                 README front matter check of
+                                                            ``create_commit``; 400 with ``errors``
+``POST /api/datasets/{repo}/preupload/{rev}``               upload modes: ``"lfs"`` for files the
+                                                            .gitattributes marks, binary files and
+                                                            files of 10 MiB or more, else
+                                                            ``"regular"``; with the oid of files
+                                                            already at ``rev`` (sha256 for LFS
+                                                            files), so unchanged files are skipped
+``POST /datasets/{repo}.git/info/lfs/objects/batch``        the LFS batch API, basic transfer: a
+                                                            signed storage ``PUT`` URL and a
+                                                            ``verify`` URL per object not yet
+                                                            stored, nothing for stored ones
+``POST /datasets/{repo}.git/info/lfs/objects/verify``       checks an uploaded object's sha256
+                                                            and size, then stores it
+``PUT``/``GET {storage}/objects/{sha256}?sig=...``          the object store (another origin)
+``POST /api/datasets/{repo}/commit/{rev}``                  ``create_commit``: ndjson ``header``,
+                                                            ``file`` (base64; refused when binary
+                                                            or 10 MiB or more, as on the Hub),
+                                                            ``lfsFile`` (a verified object),
+                                                            ``deletedFile``, ``deletedFolder``;
+                                                            only branches can be committed to
+``POST /api/datasets/{repo}/tag/{rev}``                     ``create_tag``; 409 when it exists
+``DELETE /api/datasets/{repo}/tag/{tag}``                   ``delete_tag`` (how a tag is moved)
+``GET /api/datasets/{repo}/refs``                           ``list_repo_refs``: branches and tags
+``GET /api/datasets/{repo}`` and ``.../revision/{rev}``     ``repo_info``: ``sha``, ``siblings``
+                                                            (with ``size``/``blobId``/``lfs`` when
+                                                            ``blobs=true``), ``cardData``, ``tags``
+``GET /api/datasets/{repo}/tree/{rev}[/{path}]``            ``list_repo_tree`` (``recursive``,
+                                                            ``lfs``), one page
+``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``      file metadata (``X-Repo-Commit``,
+                                                            ``ETag`` = git blob oid,
+                                                            ``Content-Length``) and content; for
+                                                            an LFS file a ``302`` to a signed
+                                                            storage URL with ``X-Linked-Etag`` (its
+                                                            sha256) and ``X-Linked-Size``
+==========================================================  ======================================
 
 Errors carry ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``) so
 huggingface_hub raises its own typed errors. Writes need an ``Authorization: Bearer`` token
-(any value, or exactly ``token`` when given). Not emulated: model and Space repos, LFS and Xet
-storage, pull requests, branches other than ``main``, pagination, token scopes, private or gated
-repos, and ``Range`` requests.
+(any value, or exactly ``token`` when given). Not emulated: model and Space repos, Xet storage
+(tests set ``HF_HUB_DISABLE_XET``), LFS multipart transfers, pull requests, branches other than
+``main``, pagination, token scopes, private or gated repos, and ``Range`` requests.
 """
 
 from __future__ import annotations
@@ -54,10 +71,7 @@ from typing import Any
 import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-
-GITATTRIBUTES = (
-    b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.whl filter=lfs diff=lfs merge=lfs -text\n"
-)
+from hf_lfs import GITATTRIBUTES, LARGE, Storage, is_binary, pointer, wants_lfs
 
 
 def git_blob_oid(data: bytes) -> str:
@@ -74,6 +88,22 @@ class Commit:
     message: str
     files: dict[str, bytes]
     date: str
+    lfs: dict[str, str] = field(default_factory=dict)  # LFS paths: the sha256 their pointer names
+
+    def blob_oid(self, path: str) -> str:
+        """The git oid of the path's blob: of its pointer when it is an LFS file."""
+        data = self.files[path]
+        if path in self.lfs:
+            return git_blob_oid(pointer(self.lfs[path], len(data)))
+        return git_blob_oid(data)
+
+    def lfs_info(self, path: str, oid_key: str) -> dict[str, Any]:
+        """``{"lfs": {...}}`` for an LFS file (``oid_key``: ``sha256`` in siblings, ``oid`` in
+        trees), else nothing."""
+        if path not in self.lfs:
+            return {}
+        sha, size = self.lfs[path], len(self.files[path])
+        return {"lfs": {oid_key: sha, "size": size, "pointerSize": len(pointer(sha, size))}}
 
 
 @dataclass
@@ -89,17 +119,22 @@ class Repo:
         oid = self.branches.get(revision) or self.tags.get(revision) or revision
         return self.commits.get(oid)
 
-    def commit(self, branch: str, files: dict[str, bytes], message: str) -> Commit:
+    def commit(
+        self, branch: str, files: dict[str, bytes], message: str, lfs: dict[str, str] | None = None
+    ) -> Commit:
         parent = self.branches.get(branch)
         blob = json.dumps(
             {
                 "parent": parent,
                 "message": message,
                 "files": {p: git_blob_oid(d) for p, d in sorted(files.items())},
+                "lfs": dict(sorted((lfs or {}).items())),
                 "n": len(self.commits),
             }
         ).encode()
-        made = Commit(hashlib.sha1(blob).hexdigest(), parent, message, files, hub_date())
+        made = Commit(
+            hashlib.sha1(blob).hexdigest(), parent, message, files, hub_date(), dict(lfs or {})
+        )
         self.commits[made.oid] = made
         self.branches[branch] = made.oid
         return made
@@ -125,6 +160,7 @@ class HubState:
         self.token = token
         self.lock = threading.Lock()
         self.requests: list[tuple[str, str]] = []
+        self.storage = Storage()
 
     def authorised(self, request: Request) -> bool:
         auth = request.headers.get("authorization", "")
@@ -215,15 +251,23 @@ def make_app(state: HubState) -> FastAPI:
         if error:
             return error
         files = (await request.json())["files"]
+        attributes = commit.files.get(".gitattributes")
         out = []
         for f in files:
+            lfs = wants_lfs(f["path"], f["size"], base64.b64decode(f["sample"]), attributes)
             existing = commit.files.get(f["path"])
+            if existing is None:
+                oid = None
+            elif f["path"] in commit.lfs:
+                oid = commit.lfs[f["path"]]  # the sha256: what the client compares for LFS
+            else:
+                oid = git_blob_oid(existing)
             out.append(
                 {
                     "path": f["path"],
-                    "uploadMode": "regular",
+                    "uploadMode": "lfs" if lfs else "regular",
                     "shouldIgnore": False,
-                    "oid": git_blob_oid(existing) if existing is not None else None,
+                    "oid": oid,
                 }
             )
         return JSONResponse({"files": out, "commitOid": commit.oid})
@@ -240,10 +284,11 @@ def make_app(state: HubState) -> FastAPI:
                 return error
             if revision not in repo.branches:
                 return hub_error(400, None, f"{revision} is not a branch; commit to a branch")
-            files, message, problem = apply_operations(dict(head.files), lines)
+            tree = Tree(dict(head.files), dict(head.lfs))
+            message, problem = apply_operations(tree, lines, state.storage)
             if problem:
                 return hub_error(400, None, problem)
-            made = repo.commit(revision, files, message)
+            made = repo.commit(revision, tree.files, message, tree.lfs)
         url = f"{str(request.base_url).rstrip('/')}/datasets/{repo_id}/commit/{made.oid}"
         return JSONResponse(
             {"commitUrl": url, "commitOid": made.oid, "success": True, "pullRequestUrl": None}
@@ -313,7 +358,14 @@ def make_app(state: HubState) -> FastAPI:
         blobs = request.query_params.get("blobs", "false").lower() in ("1", "true")
         meta, _ = front_matter(commit.files.get("README.md", b"").decode(errors="replace"))
         siblings = [
-            {"rfilename": p, **({"size": len(d), "blobId": git_blob_oid(d)} if blobs else {})}
+            {
+                "rfilename": p,
+                **(
+                    {"size": len(d), "blobId": commit.blob_oid(p), **commit.lfs_info(p, "sha256")}
+                    if blobs
+                    else {}
+                ),
+            }
             for p, d in sorted(commit.files.items())
         ]
         return JSONResponse(
@@ -345,6 +397,16 @@ def make_app(state: HubState) -> FastAPI:
             response = hub_error(404, "EntryNotFound", f"{path} does not exist at {revision}")
             response.headers["X-Repo-Commit"] = commit.oid
             return response
+        if path in commit.lfs:  # the bytes are in storage, behind a signed redirect
+            sha = commit.lfs[path]
+            headers = {
+                "X-Repo-Commit": commit.oid,
+                "ETag": f'"{commit.blob_oid(path)}"',
+                "X-Linked-Etag": f'"{sha}"',
+                "X-Linked-Size": str(len(data)),
+                "Location": state.storage.signed("GET", sha),
+            }
+            return Response(status_code=302, headers=headers)
         headers = {
             "X-Repo-Commit": commit.oid,
             "ETag": f'"{git_blob_oid(data)}"',
@@ -354,31 +416,114 @@ def make_app(state: HubState) -> FastAPI:
         }
         return Response(content=b"" if request.method == "HEAD" else data, headers=headers)
 
+    @app.post("/datasets/{org}/{name}.git/info/lfs/objects/batch")
+    async def lfs_batch(org: str, name: str, request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        repo, _, error = state.lookup(f"{org}/{name}")
+        if error:
+            return error
+        body = await request.json()
+        if body.get("operation") != "upload" or "basic" not in body.get("transfers", ["basic"]):
+            return JSONResponse(
+                {"message": "this emulator serves uploads with the basic transfer only"},
+                status_code=422,
+            )
+        base = str(request.base_url).rstrip("/")
+        objects = [lfs_action(state.storage, o, f"{base}/datasets/{org}/{name}.git")
+                   for o in body.get("objects", [])]
+        return JSONResponse({"transfer": "basic", "objects": objects, "hash_algo": "sha256"},
+                            media_type="application/vnd.git-lfs+json")
+
+    @app.post("/datasets/{org}/{name}.git/info/lfs/objects/verify")
+    async def lfs_verify(org: str, name: str, request: Request) -> Response:
+        if not state.authorised(request):
+            return hub_error(401, None, "Invalid credentials in Authorization header")
+        body = await request.json()
+        problem = state.storage.verify(str(body.get("oid")), int(body.get("size", -1)))
+        if problem:
+            return hub_error(422, None, problem)
+        return JSONResponse({"success": True})
+
     return app
 
 
+@dataclass
+class Tree:
+    """A commit's tree while operations apply to it: contents, and which paths are LFS."""
+
+    files: dict[str, bytes]
+    lfs: dict[str, str]
+
+
 def apply_operations(
-    files: dict[str, bytes], lines: list[dict[str, Any]]
-) -> tuple[dict[str, bytes], str, str | None]:
-    """Apply a commit's ndjson operations to a tree: ``(files, message, problem)``."""
+    tree: Tree, lines: list[dict[str, Any]], storage: Storage
+) -> tuple[str, str | None]:
+    """Apply a commit's ndjson operations to ``tree``: ``(message, problem)``.
+
+    A regular file must be text under 10 MiB, as on the Hub; an ``lfsFile`` must name an object
+    uploaded and verified through the batch API, with its size.
+    """
     message = ""
     for line in lines:
         key, value = line.get("key"), line.get("value", {})
         if key == "header":
             message = value.get("summary", "")
-        elif key == "file":
-            if value.get("encoding") != "base64":
-                return files, message, f"expected base64 content for {value.get('path')}"
-            files[value["path"]] = base64.b64decode(value["content"])
-        elif key == "deletedFile":
-            if files.pop(value["path"], None) is None:
-                return files, message, f"A file with this name doesn't exist: {value['path']}"
-        elif key == "deletedFolder":
-            prefix = value["path"].rstrip("/") + "/"
-            files = {p: d for p, d in files.items() if not p.startswith(prefix)}
-        else:
-            return files, message, f"this emulator accepts regular files only, found {key!r}"
-    return files, message, None
+            continue
+        problem = _apply(tree, key, value, storage)
+        if problem:
+            return message, problem
+    return message, None
+
+
+def _apply(tree: Tree, key: Any, value: dict[str, Any], storage: Storage) -> str | None:
+    path = value.get("path", "")
+    if key == "file":
+        if value.get("encoding") != "base64":
+            return f"expected base64 content for {path}"
+        data = base64.b64decode(value["content"])
+        if len(data) >= LARGE or is_binary(data[:512]):
+            return (f"Your push was rejected because it contains binary files or files larger "
+                    f"than 10 MiB ({path}). Please use https://git-lfs.github.com/ to store them.")
+        tree.files[path] = data
+        tree.lfs.pop(path, None)
+    elif key == "lfsFile":
+        oid = str(value.get("oid", ""))
+        data = storage.objects.get(oid)
+        if data is None or ("size" in value and value["size"] != len(data)):
+            return (f"Your push was rejected because an LFS pointer pointed to a file that does "
+                    f"not exist ({path})")
+        tree.files[path] = data
+        tree.lfs[path] = oid
+    elif key == "deletedFile":
+        if tree.files.pop(path, None) is None:
+            return f"A file with this name doesn't exist: {path}"
+        tree.lfs.pop(path, None)
+    elif key == "deletedFolder":
+        prefix = path.rstrip("/") + "/"
+        tree.files = {p: d for p, d in tree.files.items() if not p.startswith(prefix)}
+        tree.lfs = {p: o for p, o in tree.lfs.items() if p in tree.files}
+    else:
+        return f"this emulator does not accept commit operations of kind {key!r}"
+    return None
+
+
+def lfs_action(storage: Storage, obj: dict[str, Any], git_url: str) -> dict[str, Any]:
+    """The batch API's answer for one object: nothing to do when it is stored, else where to
+    ``PUT`` it (a signed storage URL) and how to verify it."""
+    oid, size = str(obj.get("oid")), int(obj.get("size", -1))
+    stored = storage.objects.get(oid)
+    if stored is not None and len(stored) == size:
+        return {"oid": oid, "size": size}
+    return {
+        "oid": oid,
+        "size": size,
+        "authenticated": True,
+        "actions": {
+            "upload": {"href": storage.signed("PUT", oid), "expires_in": 3600},
+            "verify": {"href": f"{git_url}/info/lfs/objects/verify"},
+        },
+    }
 
 
 def tree_entries(commit: Commit, path: str, recursive: bool) -> list[dict[str, Any]]:
@@ -405,40 +550,63 @@ def tree_entries(commit: Commit, path: str, recursive: bool) -> list[dict[str, A
         if recursive or len(parts) == 1:
             entries[file_path] = {
                 "type": "file",
-                "oid": git_blob_oid(data),
+                "oid": commit.blob_oid(file_path),
                 "size": len(data),
                 "path": file_path,
+                **commit.lfs_info(file_path, "oid"),
             }
     return list(entries.values())
 
 
 class EmulatedHub:
-    """Runs :func:`make_app` with uvicorn in a thread on 127.0.0.1 and a random free port."""
+    """Runs :func:`make_app` and the LFS storage (:class:`hf_lfs.Storage`) with uvicorn, each in a
+    thread on 127.0.0.1 and its own random free port (two origins, as the Hub and its CDN)."""
 
     def __init__(self, token: str | None = None):
-        import uvicorn
-
         self.state = HubState(token)
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(self.state), log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
-        )
+        hub_server, self.url = _server(make_app(self.state))
+        storage_server, self.state.storage.url = _server(self.state.storage.app())
+        self.storage_url = self.state.storage.url
+        self._servers = [hub_server, storage_server]
 
     def __enter__(self) -> EmulatedHub:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the emulated Hub did not start within 10 s")
-            time.sleep(0.01)
+        for server in self._servers:
+            server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        self._sock.close()
+        for server in self._servers:
+            server.stop()
+
+
+class _Threaded:
+    """One uvicorn server on a bound socket, in a daemon thread."""
+
+    def __init__(self, app: FastAPI, sock: socket.socket):
+        import uvicorn
+
+        self.sock = sock
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, daemon=True
+        )
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the emulated Hub did not start within 10 s")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+
+def _server(app: FastAPI) -> tuple[_Threaded, str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return _Threaded(app, sock), f"http://127.0.0.1:{sock.getsockname()[1]}"
