@@ -132,19 +132,25 @@ def refuse_untrusted(raw: dict[str, Any], env: UntrustedEnv, where: str) -> None
                             f"{env.name!r}: " + "; ".join(problems) + ". " + advice(env))
 
 
+MAX_DATASET_BYTES = 1 << 30  # the most a dataset may expand to in memory (1 GiB)
+
+
 def read_rows(dataset: str, base_dir: str) -> list[dict[str, Any]]:
-    """Every row of a .jsonl, .jsonl.gz or .parquet dataset, local or through fsspec."""
+    """Every row of a .jsonl, .jsonl.gz or .parquet dataset, local or through fsspec.
+
+    A dataset that would expand beyond :data:`MAX_DATASET_BYTES` (a compression bomb, say) is
+    refused before it is expanded.
+    """
     import fsspec
 
     url = dataset if "://" in dataset else str(Path(base_dir, dataset))
     with fsspec.open(url, "rb") as fh:
-        data = fh.read()
+        data = fh.read(MAX_DATASET_BYTES + 1)
+    _check_size(url, len(data), "")
     if url.endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        return pq.read_table(io.BytesIO(data)).to_pylist()
+        return _parquet_rows(url, data)
     if url.endswith(".gz"):
-        data = gzip.decompress(data)
+        data = _gunzip(url, data)
     rows = []
     for n, line in enumerate(data.decode().splitlines(), 1):
         if line.strip():
@@ -153,6 +159,28 @@ def read_rows(dataset: str, base_dir: str) -> list[dict[str, Any]]:
             except ValueError as exc:
                 raise ManifestError(f"dataset {url} line {n}: expected a JSON object: {exc}") from exc
     return rows
+
+
+def _check_size(url: str, size: int, how: str) -> None:
+    if size > MAX_DATASET_BYTES:
+        raise ManifestError(f"dataset {url}: expected at most {MAX_DATASET_BYTES} bytes{how}, "
+                            f"found more; split it into several domains")
+
+
+def _gunzip(url: str, data: bytes) -> bytes:
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+        out = fh.read(MAX_DATASET_BYTES + 1)
+    _check_size(url, len(out), " once decompressed")
+    return out
+
+
+def _parquet_rows(url: str, data: bytes) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    _check_size(url, expanded, " once decoded")
+    return pq.read_table(io.BytesIO(data)).to_pylist()
 
 
 class DataDomain(Domain):

@@ -7,6 +7,7 @@ and pulls it as the user would.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -17,6 +18,7 @@ import yaml
 from hub_helpers import installed, write_data_domain
 
 from rlhub import Registry
+from rlhub.errors import ManifestError
 from rlhub.hub.bundle import BuildOptions
 from rlhub.hub.errors import PolicyError
 from rlhub.hub.pull import PullOptions, pull
@@ -208,3 +210,25 @@ def test_trust_remote_code_lets_the_environment_name_its_own_limits(tmp_path):
     result = pull(url, PullOptions(trust_remote_code=True))
     assert (result.trusted, result.registered) == (True, ["mydata/double-v1"])
     assert "mydata/double-v1" in Registry(autoload=False).ids()
+
+
+def test_a_compressed_dataset_that_expands_past_the_cap_is_refused_before_it_is_expanded(
+    tmp_path, monkeypatch
+):
+    import gzip
+
+    from rlhub import datadomain
+
+    rows = b"".join(json.dumps({"qid": f"q{i}", "question": "x" * 2000, "ans": "1"}).encode()
+                    + b"\n" for i in range(2000))  # 4 MB of rows, a few kB compressed
+    domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl.gz")
+    folder = domain_file.parent
+    (folder / "rows.jsonl.gz").write_bytes(gzip.compress(rows))  # in place of plain JSONL
+    monkeypatch.setattr(datadomain, "MAX_DATASET_BYTES", 1 << 20)
+    domain = Registry(domain_files=[domain_file], autoload=False).get("mydata/double-v1")
+    with pytest.raises(ManifestError) as err:
+        domain.task("test", 0, 0)
+    assert str(err.value) == (
+        f"dataset {folder / 'rows.jsonl.gz'}: expected at most 1048576 bytes once decompressed, "
+        "found more; split it into several domains"
+    )
