@@ -104,7 +104,8 @@ def render_card(
         "```",
         "",
         "`rlhub pull` verifies every file against `rlhub.lock` before installing anything. "
-        "A plugin wheel is installed only with `--trust-remote-code`.",
+        "A plugin wheel is installed only with `--trust-remote-code`; without it the domains "
+        "use your own judge endpoints and sandbox policy.",
         "",
     ]
     return "\n".join(lines)

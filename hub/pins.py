@@ -72,7 +72,7 @@ class Pins:
         )
 
     def record(self, ref: Ref, entry: dict[str, Any]) -> None:
-        """Pin ``ref`` to ``entry`` (``resolved``, ``bundle``, ...) and write the file atomically."""
+        """Pin ``ref`` to ``entry`` (``resolved``, ``bundle``, ...); write the file atomically."""
         self.pulls[self.key(ref)] = {"url": ref.url,
                                      "revision": ref.revision or DEFAULT_REVISION, **entry}
         write_lock({"rlhub_lock": LOCK_VERSION, "kind": "pulls", "pulls": self.pulls}, self.path)

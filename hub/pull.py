@@ -2,14 +2,20 @@
 
 Nothing is used before it is verified: the bundle is downloaded into a scratch folder under
 ``$RLHUB_HOME/tmp``, every file is checked against ``rlhub.lock`` (and the lock against the id the
-reference named, when the remote knows it), the data-only domain files are checked to read only
-datasets inside the bundle, and only then are the verified files moved, in one rename, to::
+reference named, when the remote knows it, and against ``--expect-lock``), the data-only domain
+files are checked to read only datasets inside the bundle and, unless ``trust_remote_code``, to
+declare nothing the user's policy forbids (:mod:`rlhub.trust`); the bundle must take no domain id,
+plugin namespace or environment name from another source; and the reference must still resolve to
+the bundle the project pinned (:mod:`rlhub.hub.pins`) unless ``update``. Only then are the
+verified files moved, in one rename, to::
 
     $RLHUB_HOME/envs/<name>/<tag, or the bundle id's first 16 hex digits>/
 
 where discovery (step 3, :func:`rlhub.plugins.domain_file_paths`) finds the YAML files under
-``domains/``: every later command sees the data-only domains. One revision of an environment is
-installed at a time (two would declare the same domain ids), so a pull replaces the others.
+``domains/``: every later command sees the data-only domains. The install record
+(``.rlhub-pull.json``) says where it came from and whether it was pulled with trust. One revision
+of an environment is installed at a time (two would declare the same domain ids), so a pull
+replaces the others.
 
 A plugin wheel runs code, so it is installed (``pip install --no-deps``) only with
 ``trust_remote_code``; otherwise the result says how to install it by hand.
@@ -30,15 +36,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlhub.datadomain import INSTALL_RECORD
+from rlhub.hub.admission import admit, domain_files
 from rlhub.hub.bundle import Bundle, safe_relpath, verify_bundle
-from rlhub.hub.errors import HubError, IntegrityError, PolicyError
+from rlhub.hub.errors import HubError, IntegrityError
 from rlhub.hub.pins import PROJECT_LOCK, Pins
 from rlhub.hub.remote import (
     BUNDLE_ID_RE,
     DEFAULT_REVISION,
     TAG_RE,
     Fetched,
-    Ref,
     open_remote,
     parse_ref,
 )
@@ -102,7 +108,7 @@ def pull(
         bundle = _verified(fetched, str(parsed.url), options.expect_lock)
         if pins is not None and not options.update:
             pins.check(parsed, bundle.id, fetched.resolved)
-        _check_admissible(bundle, parsed, options, registry or Registry(), home)
+        admit(bundle, parsed, options.trust_remote_code, registry or Registry(), home)
         target, replaced = _install(bundle, fetched, parsed.url, home, Path(scratch),
                                     options.trust_remote_code)
     wheels = [_wheel(target, w, options.trust_remote_code) for w in bundle.lock.get("wheels", [])]
@@ -154,89 +160,12 @@ def _verified(fetched: Fetched, url: str, expect_lock: str | None) -> Bundle:
     return bundle
 
 
-def _check_admissible(bundle: Bundle, ref: Ref, options: PullOptions, registry: Registry,
-                      home: Path) -> None:
-    """Refuse, before installing, a bundle that asks too much or takes over another's domains."""
-    if not options.trust_remote_code:
-        _check_policy(bundle)
-    problems = _conflicts(bundle, ref, registry, home)
-    if problems:
-        raise HubError(f"pull {ref}: refused: " + "; ".join(problems) + ". Nothing was installed.")
-
-
-def _check_policy(bundle: Bundle) -> None:
-    """Every domain file must stay within what the user's policy lets an untrusted one declare."""
-    import yaml
-
-    from rlhub.datadomain import refuse_untrusted
-    from rlhub.errors import ManifestError
-    from rlhub.trust import Policy, UntrustedEnv
-    from rlhub.userconfig import load_user_config
-
-    env = UntrustedEnv(bundle.name, Policy.from_config(load_user_config()))
-    for rel in _domain_files(bundle):
-        raw = yaml.safe_load((bundle.root / rel).read_text())
-        try:
-            refuse_untrusted(raw if isinstance(raw, dict) else {}, env, f"bundle file {rel}")
-        except ManifestError as exc:
-            raise PolicyError(f"{exc} Nothing was installed.") from None
-
-
-def _conflicts(bundle: Bundle, ref: Ref, registry: Registry, home: Path) -> list[str]:
-    """One line per domain of the bundle that another installed source provides or owns."""
-    mine = (home / "envs" / bundle.name).resolve()
-    dists = {w["distribution"] for w in bundle.lock.get("wheels", [])}
-    source = str(ref)
-    problems = [p for p in [_other_install(mine, ref)] if p]
-    for domain_id, entry in sorted(bundle.lock["domains"].items()):
-        namespace = domain_id.split("/", 1)[0]
-        plugin = registry.plugins.get(namespace)
-        data_only = str(entry.get("code") or "").startswith("domains/")
-        other = registry.manifests.get(domain_id)
-        if plugin is not None and (data_only or plugin.distribution not in dists):
-            problems.append(f"domain {domain_id} of bundle {bundle.name} from {source}: its "
-                            f"namespace {namespace!r} belongs to the plugin {plugin.name} from "
-                            f"{plugin.distribution}")
-        elif other is not None and not _is_within(other.source, mine) and (
-            data_only or other.distribution not in dists
-        ):
-            problems.append(f"domain {domain_id} of bundle {bundle.name} from {source} is "
-                            f"already provided by {other.distribution}; remove that source or "
-                            "ask the publisher to rename the domain")
-    return problems
-
-
-def _other_install(env_dir: Path, ref: Ref) -> str | None:
-    """A problem when ``env_dir`` holds an environment of the same name from another remote."""
-    for record in sorted(env_dir.glob(f"*/{INSTALL_RECORD}")):
-        try:
-            installed_from = json.loads(record.read_text()).get("source")
-        except (OSError, ValueError, AttributeError):
-            installed_from = None
-        if installed_from != ref.url:
-            return (f"an environment named {env_dir.name!r} is already installed in "
-                    f"{record.parent} from {installed_from}; remove it first (`rm -r "
-                    f"{record.parent}`) to install the one from {ref}")
-    return None
-
-
-def _is_within(path: str, folder: Path) -> bool:
-    return bool(path) and Path(path).resolve().is_relative_to(folder)
-
-
-def _domain_files(bundle: Bundle) -> list[str]:
-    """The bundle's domain files discovery reads (``domains/*.yaml``, not deeper)."""
-    return [rel for rel in sorted(bundle.lock["files"])
-            if rel.startswith("domains/") and rel.endswith((".yaml", ".yml"))
-            and rel.count("/") == 1]
-
-
 def _check_domain_files(bundle: Bundle) -> None:
     """A pulled domain file may only read a dataset that the bundle holds (and so verified)."""
     import yaml
 
     files = set(bundle.lock["files"])
-    for rel in _domain_files(bundle):
+    for rel in domain_files(bundle):
         raw = yaml.safe_load((bundle.root / rel).read_text())
         dataset = raw.get("dataset", "") if isinstance(raw, dict) else ""
         inside = "://" not in dataset and not dataset.startswith("/")

@@ -174,7 +174,8 @@ PLUGIN_NAME = "PKG"
 @hookimpl
 def rlhub_domains():
     return [{"id": "PKG/add-v1", "version": "1", "summary": "Add.", "license": "MIT",
-             "tags": ["math"], "reward": {"range": [0, 1], "components": {"correct": {"weight": 1.0}}},
+             "tags": ["math"],
+             "reward": {"range": [0, 1], "components": {"correct": {"weight": 1.0}}},
              "factory": "PKG.domains:make"}]
 """
 DOMAINS = '''
