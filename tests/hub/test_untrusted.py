@@ -128,7 +128,7 @@ def test_an_endpoint_name_missing_from_the_users_registry_is_a_judge_failure_tha
     pull(url)
     domain = Registry(autoload=False).get("mydata/double-v1")
     score = domain.verify(domain.task("test", 0, 0), "4")
-    assert score.reward == 0.0
+    assert (score.reward, score.failure) == (0.0, "judge")
     assert score.error == (
         "JudgeUnavailable: judge: judge endpoint 'grader': expected it under endpoints: in "
         f"{path} (with kind: judge), found none"
