@@ -56,7 +56,6 @@ class PulledEnv:
     """The pulled environment a domain file belongs to, and whether it was pulled with trust."""
 
     name: str
-    root: Path
     trusted: bool
 
 
@@ -74,12 +73,11 @@ def pulled_env(path: str | Path, home: Path) -> PulledEnv | None:
         return None
     if len(rel.parts) < 3:
         return None
-    root = envs / rel.parts[0] / rel.parts[1]
     try:
-        record = json.loads((root / INSTALL_RECORD).read_text())
+        record = json.loads((envs / rel.parts[0] / rel.parts[1] / INSTALL_RECORD).read_text())
     except (OSError, ValueError):
         record = {}
-    return PulledEnv(rel.parts[0], root, isinstance(record, dict) and record.get("trusted") is True)
+    return PulledEnv(rel.parts[0], isinstance(record, dict) and record.get("trusted") is True)
 
 
 def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> Manifest:

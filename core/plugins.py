@@ -8,7 +8,10 @@ Discovery order (documented in PLUGINS.md):
    ``PLUGIN_NAME`` attribute, or the last part of its dotted name.
 3. Data-only domain files: every ``--domains-file FILE``, then each file or folder of ``*.yaml`` in
    ``RLHUB_DOMAINS_PATH`` (``os.pathsep``-separated), then environments pulled into
-   ``$RLHUB_HOME/envs``.
+   ``$RLHUB_HOME/envs``. A pulled environment's files, unless it was pulled with trust, are held
+   to the user's policy (:mod:`rlhub.trust`); a pulled domain never displaces another source's,
+   never joins an installed plugin's namespace, and an id two pulled environments declare is
+   withdrawn from both.
 
 Plugins named in ``RLHUB_BLOCK_PLUGINS`` (comma-separated) or passed as ``block=`` are not loaded.
 A plugin that fails to import, or whose hook raises, is recorded in :attr:`Registry.errors` and
@@ -28,13 +31,16 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from rlhub import hookspecs
 from rlhub.errors import DomainNotFound, ManifestError, PluginError, boundary, did_you_mean
 from rlhub.manifest import Manifest
+
+if TYPE_CHECKING:
+    from rlhub.trust import Policy, UntrustedEnv
 
 ENTRY_POINT_GROUP = "rlhub.plugins"
 hookimpl = pluggy.HookimplMarker("rlhub")
@@ -108,7 +114,7 @@ class Registry:
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._verifiers: dict[str, str] | None = None
-        self._policy: Any = None
+        self._policy: Policy | None = None
         self._pulled: set[str] = set()
         self._withdrawn: dict[str, str] = {}
         from rlhub import builtin
@@ -211,7 +217,7 @@ class Registry:
         if manifest.plugin not in self.blocked:
             self._keep(manifest, pulled=env is not None)
 
-    def _untrusted(self, name: str) -> Any:
+    def _untrusted(self, name: str) -> UntrustedEnv:
         """The untrusted-environment record of ``name`` under the user's policy (read once)."""
         from rlhub.trust import Policy, UntrustedEnv
         from rlhub.userconfig import load_user_config

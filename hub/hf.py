@@ -11,6 +11,7 @@ A pull resolves the revision to a commit with ``repo_info`` and downloads that e
 sizes on the Hub match it; a tag or branch moving during the download cannot mix two bundles,
 and no file outside the lock is fetched. Parquet files and wheels travel through LFS (Xet when
 ``hf_xet`` is installed), which huggingface_hub handles.
+
 The endpoint is ``$HF_ENDPOINT`` at call time (default ``https://huggingface.co``); the token is
 huggingface_hub's usual one (``HF_TOKEN`` or ``hf auth login``).
 """
@@ -168,10 +169,10 @@ class HfRemote:
         except hf_errors.EntryNotFoundError:
             return {}  # verify_bundle names the missing lock
         try:
-            files = parse_lock(Path(path).read_text(), f"{LOCK_FILE} of {self.url}@{commit}")
+            lock = parse_lock(Path(path).read_text(), f"{LOCK_FILE} of {self.url}@{commit}")
         except HubError:
             return {}  # verify_bundle names what is wrong with it
-        return dict(files.get("files") or {})
+        return dict(lock.get("files") or {})
 
     @staticmethod
     def _check_sizes(info: Any, files: dict[str, Any], where: str) -> None:
