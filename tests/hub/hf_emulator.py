@@ -71,7 +71,7 @@ from typing import Any
 import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from hf_lfs import GITATTRIBUTES, LARGE, Storage, is_binary, pointer, wants_lfs
+from hf_lfs import GITATTRIBUTES, LARGE, Storage, is_binary, pointer, recording_app, wants_lfs
 
 
 def git_blob_oid(data: bytes) -> str:
@@ -206,12 +206,7 @@ def front_matter(text: str) -> tuple[dict[str, Any] | None, str | None]:
 
 def make_app(state: HubState) -> FastAPI:
     """The FastAPI app serving ``state``; see the module docstring for the routes."""
-    app = FastAPI()
-
-    @app.middleware("http")
-    async def record(request: Request, call_next: Any) -> Any:
-        state.requests.append((request.method, request.url.path))
-        return await call_next(request)
+    app = recording_app(state.requests)
 
     @app.post("/api/repos/create")
     async def create_repo(request: Request) -> Response:

@@ -68,6 +68,18 @@ def wants_lfs(path: str, size: int, sample: bytes, gitattributes: bytes | None) 
     return marked or size >= LARGE or is_binary(sample)
 
 
+def recording_app(requests: list[tuple[str, str]]) -> FastAPI:
+    """A FastAPI app that appends ``(method, path)`` of every request it serves to ``requests``."""
+    app = FastAPI()
+
+    @app.middleware("http")
+    async def record(request: Request, call_next: Any) -> Any:
+        requests.append((request.method, request.url.path))
+        return await call_next(request)
+
+    return app
+
+
 class Storage:
     """The object store behind LFS: pending uploads and verified objects, by sha256."""
 
@@ -100,12 +112,7 @@ class Storage:
         return None
 
     def app(self) -> FastAPI:
-        app = FastAPI()
-
-        @app.middleware("http")
-        async def record(request: Request, call_next: Any) -> Any:
-            self.requests.append((request.method, request.url.path))
-            return await call_next(request)
+        app = recording_app(self.requests)
 
         @app.put("/objects/{oid}")
         async def put(oid: str, request: Request) -> Response:
