@@ -106,21 +106,26 @@ def _distributions() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in metadata.packages_distributions().items()}
 
 
+@functools.cache
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def libraries(root: str, exclude: frozenset[str] = frozenset()) -> dict[str, str]:
     """``{distribution: version}`` of the third-party packages ``root``'s closure imports."""
     out: dict[str, str] = {}
     for name in sorted(_walk(root)[1]):
         for dist in _distributions().get(name, ()):
-            if dist in exclude or dist == CORE:
-                continue
-            try:
-                out[dist] = metadata.version(dist)
-            except metadata.PackageNotFoundError:
-                continue
+            version = None if dist in exclude or dist == CORE else _version(dist)
+            if version is not None:
+                out[dist] = version
     return out
 
 
 def forget() -> None:
     """Drop every cached result (sources are read once per process otherwise)."""
-    for cached in (_source, _imports, _walk, _distributions):
+    for cached in (_source, _imports, _walk, _distributions, _version):
         cached.cache_clear()
