@@ -161,10 +161,15 @@ def _verified(fetched: Fetched, url: str, expect_lock: str | None) -> Bundle:
 
 
 def _check_domain_files(bundle: Bundle) -> None:
-    """A pulled domain file may only read a dataset that the bundle holds (and so verified)."""
+    """A pulled domain file may only read a dataset that the bundle holds (and so verified), and
+    no bundle brings its own install record."""
     import yaml
 
     files = set(bundle.lock["files"])
+    forged = sorted(f for f in files if safe_relpath(f).split("/")[0] == INSTALL_RECORD)
+    if forged:
+        raise IntegrityError(f"bundle file {forged[0]}: a bundle may not ship {INSTALL_RECORD}, "
+                             "the record of how rlhub installed it (and whether with trust)")
     for rel in domain_files(bundle):
         raw = yaml.safe_load((bundle.root / rel).read_text())
         dataset = raw.get("dataset", "") if isinstance(raw, dict) else ""

@@ -43,8 +43,9 @@ def judge_target(options: dict[str, Any]) -> JudgeTarget:
     name = options.get("endpoint")
     if name:
         return _registered(str(name))
-    if os.environ.get("RLHUB_JUDGE_URL"):
-        return JudgeTarget(os.environ["RLHUB_JUDGE_URL"], _model(None), {}, "RLHUB_JUDGE_URL")
+    if os.environ.get("RLHUB_JUDGE_URL"):  # limits as a trusted manifest's options set them
+        return JudgeTarget(os.environ["RLHUB_JUDGE_URL"], _model(options.get("model")), options,
+                           "RLHUB_JUDGE_URL")
     default = load_user_config().default("judge")
     if default:
         return _registered(default)

@@ -26,7 +26,7 @@ lfs.py, file_download.py, _snapshot_download.py):
                                                             stored, nothing for stored ones
 ``POST /datasets/{repo}.git/info/lfs/objects/verify``       checks an uploaded object's sha256
                                                             and size, then stores it
-``PUT``/``GET {storage}/objects/{sha256}?sig=...``          the object store (another origin)
+``PUT``/``GET {storage}/objects/{repo}/{sha256}?sig=...``   the object store (another origin)
 ``POST /api/datasets/{repo}/commit/{rev}``                  ``create_commit``: ndjson ``header``,
                                                             ``file`` (base64; refused when binary
                                                             or 10 MiB or more, as on the Hub),
@@ -280,7 +280,7 @@ def make_app(state: HubState) -> FastAPI:
             if revision not in repo.branches:
                 return hub_error(400, None, f"{revision} is not a branch; commit to a branch")
             tree = Tree(dict(head.files), dict(head.lfs))
-            message, problem = apply_operations(tree, lines, state.storage)
+            message, problem = apply_operations(tree, lines, state.storage, repo_id)
             if problem:
                 return hub_error(400, None, problem)
             made = repo.commit(revision, tree.files, message, tree.lfs)
@@ -399,7 +399,7 @@ def make_app(state: HubState) -> FastAPI:
                 "ETag": f'"{commit.blob_oid(path)}"',
                 "X-Linked-Etag": f'"{sha}"',
                 "X-Linked-Size": str(len(data)),
-                "Location": state.storage.signed("GET", sha),
+                "Location": state.storage.signed("GET", f"{org}/{name}/{sha}"),
             }
             return Response(status_code=302, headers=headers)
         headers = {
@@ -425,7 +425,8 @@ def make_app(state: HubState) -> FastAPI:
                 status_code=422,
             )
         base = str(request.base_url).rstrip("/")
-        objects = [lfs_action(state.storage, o, f"{base}/datasets/{org}/{name}.git")
+        git_url = f"{base}/datasets/{org}/{name}.git"
+        objects = [lfs_action(state.storage, f"{org}/{name}", o, git_url)
                    for o in body.get("objects", [])]
         return JSONResponse({"transfer": "basic", "objects": objects, "hash_algo": "sha256"},
                             media_type="application/vnd.git-lfs+json")
@@ -435,7 +436,7 @@ def make_app(state: HubState) -> FastAPI:
         if not state.authorised(request):
             return hub_error(401, None, "Invalid credentials in Authorization header")
         body = await request.json()
-        problem = state.storage.verify(str(body.get("oid")), int(body.get("size", -1)))
+        problem = state.storage.verify(f"{org}/{name}/{body.get('oid')}", int(body.get("size", -1)))
         if problem:
             return hub_error(422, None, problem)
         return JSONResponse({"success": True})
@@ -452,7 +453,7 @@ class Tree:
 
 
 def apply_operations(
-    tree: Tree, lines: list[dict[str, Any]], storage: Storage
+    tree: Tree, lines: list[dict[str, Any]], storage: Storage, repo_id: str
 ) -> tuple[str, str | None]:
     """Apply a commit's ndjson operations to ``tree``: ``(message, problem)``.
 
@@ -465,13 +466,15 @@ def apply_operations(
         if key == "header":
             message = value.get("summary", "")
             continue
-        problem = _apply(tree, key, value, storage)
+        problem = _apply(tree, key, value, storage, repo_id)
         if problem:
             return message, problem
     return message, None
 
 
-def _apply(tree: Tree, key: Any, value: dict[str, Any], storage: Storage) -> str | None:
+def _apply(
+    tree: Tree, key: Any, value: dict[str, Any], storage: Storage, repo_id: str
+) -> str | None:
     path = value.get("path", "")
     if key == "file":
         if value.get("encoding") != "base64":
@@ -484,7 +487,7 @@ def _apply(tree: Tree, key: Any, value: dict[str, Any], storage: Storage) -> str
         tree.lfs.pop(path, None)
     elif key == "lfsFile":
         oid = str(value.get("oid", ""))
-        data = storage.objects.get(oid)
+        data = storage.objects.get(f"{repo_id}/{oid}")
         if data is None or ("size" in value and value["size"] != len(data)):
             return (f"Your push was rejected because an LFS pointer pointed to a file that does "
                     f"not exist ({path})")
@@ -503,11 +506,13 @@ def _apply(tree: Tree, key: Any, value: dict[str, Any], storage: Storage) -> str
     return None
 
 
-def lfs_action(storage: Storage, obj: dict[str, Any], git_url: str) -> dict[str, Any]:
+def lfs_action(
+    storage: Storage, repo_id: str, obj: dict[str, Any], git_url: str
+) -> dict[str, Any]:
     """The batch API's answer for one object: nothing to do when it is stored, else where to
     ``PUT`` it (a signed storage URL) and how to verify it."""
     oid, size = str(obj.get("oid")), int(obj.get("size", -1))
-    stored = storage.objects.get(oid)
+    stored = storage.objects.get(f"{repo_id}/{oid}")
     if stored is not None and len(stored) == size:
         return {"oid": oid, "size": size}
     return {
@@ -515,7 +520,7 @@ def lfs_action(storage: Storage, obj: dict[str, Any], git_url: str) -> dict[str,
         "size": size,
         "authenticated": True,
         "actions": {
-            "upload": {"href": storage.signed("PUT", oid), "expires_in": 3600},
+            "upload": {"href": storage.signed("PUT", f"{repo_id}/{oid}"), "expires_in": 3600},
             "verify": {"href": f"{git_url}/info/lfs/objects/verify"},
         },
     }

@@ -81,7 +81,8 @@ def recording_app(requests: list[tuple[str, str]]) -> FastAPI:
 
 
 class Storage:
-    """The object store behind LFS: pending uploads and verified objects, by sha256."""
+    """The object store behind LFS: pending uploads and verified objects, by ``repo/sha256``
+    (an object is scoped to the repo it was uploaded to, as a git-lfs server scopes it)."""
 
     def __init__(self) -> None:
         self.key = secrets.token_bytes(16)
@@ -91,43 +92,45 @@ class Storage:
         self.url = ""  # set by the emulator once its port is known
         self.lock = threading.Lock()
 
-    def signed(self, method: str, oid: str) -> str:
-        """A URL on the storage host that allows ``method`` on the object ``oid``."""
-        sig = hmac.new(self.key, f"{method}:{oid}".encode(), hashlib.sha256).hexdigest()
-        return f"{self.url}/objects/{oid}?sig={sig}"
+    def signed(self, method: str, name: str) -> str:
+        """A URL on the storage host that allows ``method`` on the object ``name``
+        (``repo/sha256``)."""
+        sig = hmac.new(self.key, f"{method}:{name}".encode(), hashlib.sha256).hexdigest()
+        return f"{self.url}/objects/{name}?sig={sig}"
 
-    def _allowed(self, method: str, oid: str, sig: str) -> bool:
-        want = hmac.new(self.key, f"{method}:{oid}".encode(), hashlib.sha256).hexdigest()
+    def _allowed(self, method: str, name: str, sig: str) -> bool:
+        want = hmac.new(self.key, f"{method}:{name}".encode(), hashlib.sha256).hexdigest()
         return hmac.compare_digest(want, sig)
 
-    def verify(self, oid: str, size: int) -> str | None:
+    def verify(self, name: str, size: int) -> str | None:
         """Move a pending upload into the store; the problem when it does not match."""
+        oid = name.rsplit("/", 1)[-1]
         with self.lock:
-            data = self.pending.get(oid)
+            data = self.pending.get(name)
             if data is None:
                 return f"object {oid} was not uploaded"
             if len(data) != size or hashlib.sha256(data).hexdigest() != oid:
                 return f"object {oid}: the uploaded bytes do not match its sha256 and size"
-            self.objects[oid] = self.pending.pop(oid)
+            self.objects[name] = self.pending.pop(name)
         return None
 
     def app(self) -> FastAPI:
         app = recording_app(self.requests)
 
-        @app.put("/objects/{oid}")
-        async def put(oid: str, request: Request) -> Response:
-            if not self._allowed("PUT", oid, request.query_params.get("sig", "")):
+        @app.put("/objects/{name:path}")
+        async def put(name: str, request: Request) -> Response:
+            if not self._allowed("PUT", name, request.query_params.get("sig", "")):
                 return Response("SignatureDoesNotMatch", status_code=403)
             data = await request.body()
             with self.lock:
-                self.pending[oid] = data
+                self.pending[name] = data
             return Response(status_code=200, headers={"ETag": f'"{hashlib.md5(data).hexdigest()}"'})
 
-        @app.get("/objects/{oid}")
-        async def get(oid: str, request: Request) -> Response:
-            if not self._allowed("GET", oid, request.query_params.get("sig", "")):
+        @app.get("/objects/{name:path}")
+        async def get(name: str, request: Request) -> Response:
+            if not self._allowed("GET", name, request.query_params.get("sig", "")):
                 return Response("SignatureDoesNotMatch", status_code=403)
-            data = self.objects.get(oid)
+            data = self.objects.get(name)
             if data is None:
                 return JSONResponse({"error": "NoSuchKey"}, status_code=404)
             return Response(data, media_type="application/octet-stream")

@@ -7,6 +7,7 @@ and pulls it as the user would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -19,10 +20,12 @@ from hub_helpers import installed, write_data_domain
 
 from rlhub import Registry
 from rlhub.errors import ManifestError
-from rlhub.hub.bundle import BuildOptions
-from rlhub.hub.errors import PolicyError
+from rlhub.hub.bundle import Bundle, BuildOptions, build_bundle
+from rlhub.hub.errors import IntegrityError, PolicyError
+from rlhub.hub.lock import dumps, seal
 from rlhub.hub.pull import PullOptions, pull
 from rlhub.hub.push import push
+from rlhub.hub.remote import FsspecRemote
 from rlhub.testing.judge_server import ScriptedJudge
 from rlhub.verifiers.endpoints import reset_endpoints
 
@@ -117,6 +120,19 @@ def test_an_untrusted_judge_is_the_users_own_endpoint_with_the_users_key(
     assert (score.reward, score.error) == (1.0, None)
     assert [r["model"] for r in mine.requests] == ["my-judge"]
     assert mine.authorizations == ["Bearer the-key-for-my-grader"] and theirs.requests == []
+
+
+def test_a_judge_naming_no_endpoint_uses_the_users_default_judge(tmp_path, monkeypatch, judges):
+    mine, _ = judges
+    monkeypatch.delenv("RLHUB_JUDGE_URL", raising=False)
+    configure(tmp_path, monkeypatch, {"endpoints": {"grader": {
+        "kind": "judge", "url": mine.url, "model": "my-judge"}}, "defaults": {"judge": "grader"}})
+    url = publish(tmp_path, verifier={"name": "judge", "options": {
+        "reference": "answer", "rubric": RUBRIC}})
+    pull(url)
+    domain = Registry(autoload=False).get("mydata/double-v1")
+    domain.verify(domain.task("test", 0, 0), "four")
+    assert [r["model"] for r in mine.requests] == ["my-judge"]
 
 
 def test_an_endpoint_name_missing_from_the_users_registry_is_a_judge_failure_that_says_where(
@@ -232,3 +248,20 @@ def test_a_compressed_dataset_that_expands_past_the_cap_is_refused_before_it_is_
         f"dataset {folder / 'rows.jsonl.gz'}: expected at most 1048576 bytes once decompressed, "
         "found more; split it into several domains"
     )
+
+
+def test_a_bundle_shipping_its_own_install_record_to_claim_trust_is_refused(tmp_path):
+    domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl")
+    registry = Registry(domain_files=[domain_file], autoload=False)
+    bundle = build_bundle("mydata", tmp_path / "bundle", registry=registry, options=SMALL)
+    record = b'{"trusted": true}\n'
+    (bundle.root / ".rlhub-pull.json").write_bytes(record)
+    lock = seal({**bundle.lock, "files": {**bundle.lock["files"], ".rlhub-pull.json": {
+        "sha256": hashlib.sha256(record).hexdigest(), "size": len(record)}}})
+    (bundle.root / "rlhub.lock").write_text(dumps(lock))
+    url = (tmp_path / "remote").as_uri()
+    FsspecRemote(url).push(Bundle(bundle.root, lock), None)
+    with pytest.raises(IntegrityError, match="bundle file .rlhub-pull.json: a bundle may not ship "
+                       r"\.rlhub-pull\.json, the record of how rlhub installed it"):
+        pull(url)
+    assert installed(home()) == []
