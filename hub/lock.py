@@ -189,8 +189,8 @@ def diff_domains(locked: dict[str, Any], registry: Registry) -> list[str]:
 def _diff_libraries(want: dict[str, Any], have: dict[str, Any]) -> list[str]:
     """The scoring libraries whose installed version differs from the locked one."""
     if "libraries" not in want:
-        return [f"the lock records no scoring libraries (it was written by an older rlhub); "
-                f"write it again with `rlhub lock`"]
+        return ["the lock records no scoring libraries (it was written by an older rlhub); "
+                "write it again with `rlhub lock`"]
     locked, now = want["libraries"], have.get("libraries", {})
     return [f"library {name} changed from {_version(locked.get(name))} to "
             f"{_version(now.get(name))}"

@@ -11,7 +11,7 @@ import pytest
 from hub_helpers import installed, write_data_domain
 
 from rlhub import Registry
-from rlhub.hub.bundle import Bundle, BuildOptions, build_bundle
+from rlhub.hub.bundle import BuildOptions, Bundle, build_bundle
 from rlhub.hub.errors import HubError
 from rlhub.hub.lock import dumps, seal
 from rlhub.hub.pull import pull

@@ -20,7 +20,7 @@ from hub_helpers import installed, write_data_domain
 
 from rlhub import Registry
 from rlhub.errors import ManifestError
-from rlhub.hub.bundle import Bundle, BuildOptions, build_bundle
+from rlhub.hub.bundle import BuildOptions, Bundle, build_bundle
 from rlhub.hub.errors import IntegrityError, PolicyError
 from rlhub.hub.lock import dumps, seal
 from rlhub.hub.pull import PullOptions, pull
