@@ -70,10 +70,12 @@ def cli() -> Any:
     return lambda *args: CliRunner().invoke(app, [str(a) for a in args])
 
 
-@pytest.fixture(autouse=True)
-def _project_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test runs in its own folder, so the project lock a pull writes stays there."""
+@pytest.fixture
+def project_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test in its own folder, so the project lock a pull writes stays there (modules
+    that pull use it for every test: ``pytestmark = pytest.mark.usefixtures(...)``)."""
     monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 HF_TOKEN = "hf_emulator_token"

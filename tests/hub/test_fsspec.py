@@ -18,6 +18,8 @@ from rlhub.hub.push import push
 from rlhub.hub.remote import FsspecRemote
 from rlhub.plugins import reset
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SMALL = BuildOptions(test_size=4, train_size=3)
 
 

@@ -21,6 +21,8 @@ from rlhub.hub.hf import HfRemote
 from rlhub.hub.pull import pull
 from rlhub.hub.push import push
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SMALL = BuildOptions(test_size=4, train_size=3)
 
 

@@ -17,6 +17,8 @@ from rlhub.hub.errors import IntegrityError
 from rlhub.hub.hf import HfRemote
 from rlhub.hub.pull import pull
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 
 def lfs_paths(hub, repo: str) -> set[str]:
     repo_state = hub.state.repos[repo]

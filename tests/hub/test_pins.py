@@ -22,6 +22,8 @@ from rlhub.hub.pins import PinMismatch
 from rlhub.hub.pull import PullOptions, pull
 from rlhub.hub.push import push
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SMALL = BuildOptions(test_size=4, train_size=3)
 
 

@@ -20,6 +20,8 @@ from rlhub.hub.pull import pull
 from rlhub.hub.push import push
 from rlhub.hub.remote import FsspecRemote
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SMALL = BuildOptions(test_size=4, train_size=3)
 BUCKET = "rlhub-envs"
 

@@ -20,6 +20,8 @@ from rlhub.hub.errors import HubError
 from rlhub.hub.pull import PullOptions, pull
 from rlhub.hub.scaffold import new_plugin, render
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SECTIONS = ["Overview", "Task", "Verifier", "Config", "Metrics", "Quickstart"]
 
 

@@ -17,6 +17,8 @@ from rlhub.hub.lock import dumps, seal
 from rlhub.hub.pull import pull
 from rlhub.hub.remote import FsspecRemote
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SMALL = BuildOptions(test_size=3, train_size=2)
 WRONG = [{"qid": f"q{i}", "question": f"What is {i} + {i}?", "ans": "3"} for i in range(20)]
 

@@ -29,6 +29,8 @@ from rlhub.hub.remote import FsspecRemote
 from rlhub.testing.judge_server import ScriptedJudge
 from rlhub.verifiers.endpoints import reset_endpoints
 
+pytestmark = pytest.mark.usefixtures("project_folder")
+
 SMALL = BuildOptions(test_size=3, train_size=2)
 RUBRIC = {"criteria": {"correct": "The answer is right."}, "scale": [1, 10]}
 TESTS_LIMITS = {"network": True, "memory_mb": 65536, "wall_s": 3600}
