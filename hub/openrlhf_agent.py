@@ -98,6 +98,8 @@ class Runtime:
         """Settle a finished group, feed the scheduler, and count it for the breaker."""
         lo, hi = group.reward_range or (0.0, 1.0)
         settled = settle(group.members, lo, hi)
+        if group.crashed:  # its own exception stops the job; nothing to report or count
+            return settled
         if settled.fault is None and group.role == "train" and len(group.members) >= 2 \
                 and self.scheduler:
             await self._report(group, settled)
@@ -231,6 +233,7 @@ class AgentExecutor(MultiTurnAgentExecutor):
                                         sample.engine, images)
         except BaseException:
             member.hit("verifier", "the agent raised")
+            group.crashed = True
             await group.finish(self.runtime.settle)
             raise
         finally:

@@ -100,6 +100,7 @@ class Group:
         self.key = uuid.uuid4().hex
         self.members: list[Member] = []
         self.sealed = False
+        self.crashed = False  # a member's execute raised (the job is stopping)
         self.role = "eval"
         self.domain: str | None = None
         self.reward_range: tuple[float, float] | None = None

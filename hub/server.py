@@ -53,7 +53,7 @@ from typing import Any
 
 from rlhub.errors import DomainNotFound, RlhubError
 from rlhub.failures import of_exception
-from rlhub.hub.server_dedupe import BadKey, RequestLog, fingerprint, request_key
+from rlhub.hub.server_dedupe import RequestLog
 from rlhub.hub.server_metrics import Metrics
 from rlhub.hub.server_pool import Pool, make_pool
 from rlhub.hub.server_protocol import (
@@ -517,43 +517,25 @@ class _Router:
         async def run(request: Any) -> tuple[int, Any]:
             return await _handle(request, fn, hub.config.max_body_bytes, reward)
 
+        async def raw(request: Any) -> bytes:
+            return await _raw_body(request, hub.config.max_body_bytes)
+
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
-            status, value = await _answer(hub, request, run, gated, idempotent)
+            if idempotent:
+                status, value = await hub.requests.respond(
+                    request, run, hub.gate.admit if gated else None, raw)
+            elif gated:
+                async with hub.gate.admit():
+                    status, value = await run(request)
+            else:
+                status, value = await run(request)
             hub.metrics.requests.labels(name, str(status)).inc()
             hub.metrics.latency.labels(name).observe(time.perf_counter() - started)
             return Response(json.dumps(value).encode(), status_code=status,
                             media_type="application/json")
 
         self.app.router.add_route(path, endpoint, methods=[method])
-
-
-async def _answer(hub: Hub, request: Any, run: Callable[[Any], Awaitable[tuple[int, Any]]],
-                  gated: bool, idempotent: bool) -> tuple[int, Any]:
-    """Admission and request keys around one endpoint run (see the module docstring).
-
-    The retry of a known ``Idempotency-Key`` skips the admission gate: it adds no work.
-    """
-    try:
-        key = request_key(request.headers) if idempotent else None
-    except BadKey as exc:
-        return 400, {"error": str(exc)}
-    if key is not None and hub.requests.known(key):
-        return await _keyed(hub, request, key, run)
-    if gated:
-        async with hub.gate.admit():
-            return await (_keyed(hub, request, key, run) if key else run(request))
-    return await (_keyed(hub, request, key, run) if key else run(request))
-
-
-async def _keyed(hub: Hub, request: Any, key: str,
-                 run: Callable[[Any], Awaitable[tuple[int, Any]]]) -> tuple[int, Any]:
-    try:
-        raw = await _raw_body(request, hub.config.max_body_bytes)
-    except ApiError as exc:
-        return exc.status, {"error": str(exc)}
-    print_ = fingerprint(request.method, request.url.path, raw)
-    return await hub.requests.answer(key, print_, lambda: run(request))
 
 
 async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int,

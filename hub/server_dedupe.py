@@ -22,6 +22,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ HEADER = "idempotency-key"
 KEY_PATTERN = re.compile(r"[A-Za-z0-9._:@/+=-]{1,200}")
 
 Answer = tuple[int, Any]
+Run = Callable[[Any], Awaitable[Answer]]
 
 
 class BadKey(ValueError):
@@ -75,6 +77,32 @@ class RequestLog:
     def known(self, key: str) -> bool:
         self._expire()
         return key in self.entries
+
+    async def respond(self, request: Any, run: Run,
+                      admit: Callable[[], AbstractAsyncContextManager[Any]] | None,
+                      read_body: Callable[[Any], Awaitable[bytes]]) -> Answer:
+        """``run(request)`` behind the admission gate ``admit`` (None: ungated), run once per
+        request key; a request without a key just runs. The retry of a known key skips the
+        gate: it adds no work."""
+        try:
+            key = request_key(request.headers)
+        except BadKey as exc:
+            return 400, {"error": str(exc)}
+        if key is not None and self.known(key) or admit is None:
+            return await self._keyed(request, key, run, read_body)
+        async with admit():
+            return await self._keyed(request, key, run, read_body)
+
+    async def _keyed(self, request: Any, key: str | None, run: Run,
+                     read_body: Callable[[Any], Awaitable[bytes]]) -> Answer:
+        if key is None:
+            return await run(request)
+        try:
+            raw = await read_body(request)
+        except Exception as exc:  # noqa: BLE001 - the server's own body errors carry a status
+            return int(getattr(exc, "status", 400)), {"error": str(exc)}
+        print_ = fingerprint(request.method, request.url.path, raw)
+        return await self.answer(key, print_, lambda: run(request))
 
     async def answer(self, key: str, print_: str, run: Callable[[], Awaitable[Answer]]
                      ) -> Answer:
