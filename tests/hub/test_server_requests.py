@@ -23,18 +23,16 @@ from rlhub.hub.export import label_of
 from rlhub.hub.server import ServerConfig, create_app
 from rlhub.hub.server_protocol import FAILURE_KEYS, LOG_KEYS, split_query
 from starlette.testclient import TestClient
-
-PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v1": 1.0,
-                                            "code/py-roman-v1": 1.0}}
+from test_server import MIXTURE, PROMPT
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The server of ``test_server`` with the flaky plugin registered as well."""
     mix = tmp_path_factory.mktemp("mix") / "mix.json"
     mix.write_text(json.dumps(MIXTURE))
-    hub = Registry(plugins=[flakyplug])
-    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60), hub)
+    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60),
+                     Registry(plugins=[flakyplug]))
     with TestClient(app) as c:
         yield c
 
