@@ -23,10 +23,11 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 
 Calls that change state (``/v1/sample``, ``/v1/episodes``, ``.../step``, ``/v1/scheduler/observe``)
 take an ``Idempotency-Key`` header (:mod:`.server_dedupe`): a retry with the same key gets the first
-request's answer instead of running again. Every verification that meets an infrastructure failure
-(class ``sandbox``, ``verifier`` or ``judge``) is repeated up to ``infra_retries`` times before the
-server answers; each answer carries the failure class (``extra_logs``: ``trainable`` and
-``failure_<class>``; ``/v1/verify``: ``failure``).
+request's answer instead of running again. A verification (``/get_reward``, ``/v1/verify``) that
+meets an infrastructure failure (class ``sandbox``, ``verifier`` or ``judge``) is repeated up to
+``infra_retries`` times before the server answers (an episode step is not: its episode ends, and
+the OpenRLHF agent replays it on a new one); every answer carries the failure class
+(``extra_logs``: ``trainable`` and ``failure_<class>``; ``/v1/verify`` and steps: ``failure``).
 
 Backpressure: the server queues, it does not reject. OpenRLHF retries a failed reward call 5 times
 one second apart and then silently drops the reward, which crashes training later; so a 503 under
