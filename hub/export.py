@@ -2,13 +2,18 @@
 
 Each row is::
 
-    {"prompt": ..., "label": "{\"domain\": ..., \"task\": {...}}", "datasource": DOMAIN,
-     "gold": REFERENCE_OR_NULL}
+    {"prompt": ..., "label": "{\"domain\": ..., \"role\": \"train\", \"task\": {...}}",
+     "datasource": DOMAIN, "gold": REFERENCE_OR_NULL}
 
 for ``--data.input_key prompt --data.label_key label`` (add ``--data.apply_chat_template``).
 ``label`` is a JSON *string* so that every row has the same column type (HF ``datasets`` refuses
 to align a str column with a dict one); ``rlhub serve`` and the agent module decode it.
 ``datasource`` gives OpenRLHF's per-source eval metrics; ``gold`` is ignored by OpenRLHF.
+The label's ``role`` says what the row is for: ``train`` rows may be replaced by a task of the
+server's scheduler in the OpenRLHF agent module (``RLHUB_SCHEDULE=1``) and their groups feed the
+scheduler; ``eval`` rows are always played as written and never observed by it, so OpenRLHF's
+``eval_<datasource>_pass1`` measures held-out tasks under their own domain names. A label without
+a role counts as ``eval``.
 
 Domain ``d`` gets exactly ``n_d`` rows, the largest-remainder rounding of ``N × w_d`` with the
 mixture's starting weights ``w`` (ties go to the domain listed first), and each row appears once.
@@ -48,10 +53,25 @@ def largest_remainder(n: int, weights: dict[str, float]) -> dict[str, int]:
     return counts
 
 
-def label_of(task: Task) -> str:
-    """The label string of a task: ``{"domain": ..., "task": Task.to_dict()}`` as JSON."""
-    return json.dumps({"domain": task.domain, "task": task.to_dict()}, ensure_ascii=False,
-                      sort_keys=True)
+ROLES = ("train", "eval")
+
+
+def label_of(task: Task, role: str = "train") -> str:
+    """The label string of a task: ``{"domain", "role", "task": Task.to_dict()}`` as JSON."""
+    if role not in ROLES:
+        raise SchedulerError(f"export: expected a role in {ROLES}, found {role!r}")
+    return json.dumps({"domain": task.domain, "role": role, "task": task.to_dict()},
+                      ensure_ascii=False, sort_keys=True)
+
+
+def role_of(label: Any) -> str:
+    """The role of a decoded label (a dict): ``train`` only when it says so, else ``eval``."""
+    return "train" if isinstance(label, dict) and label.get("role") == "train" else "eval"
+
+
+def default_role(split: str) -> str:
+    """Rows of the train split are for training; every other split is held out."""
+    return "train" if split == "train" else "eval"
 
 
 def as_messages(prompt: Any) -> list[dict[str, str]]:
@@ -61,12 +81,12 @@ def as_messages(prompt: Any) -> list[dict[str, str]]:
             for m in prompt]
 
 
-def rows(tasks: list[Task]) -> Iterator[dict[str, Any]]:
+def rows(tasks: list[Task], role: str = "train") -> Iterator[dict[str, Any]]:
     """OpenRLHF prompt rows for ``tasks`` (see the module docstring for the prompt type)."""
     chat = any(not isinstance(t.prompt, str) for t in tasks)
     for task in tasks:
         yield {"prompt": as_messages(task.prompt) if chat else task.prompt,
-               "label": label_of(task), "datasource": task.domain, "gold": task.gold}
+               "label": label_of(task, role), "datasource": task.domain, "gold": task.gold}
 
 
 def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, registry: Any,
@@ -88,14 +108,14 @@ def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, regis
     return tasks, counts
 
 
-def write_jsonl(path: str | os.PathLike[str], tasks: list[Task]) -> int:
+def write_jsonl(path: str | os.PathLike[str], tasks: list[Task], role: str = "train") -> int:
     """Write the rows atomically (a temp file renamed into place); returns the row count."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     count = 0
     with open(tmp, "w", encoding="utf-8") as fh:
-        for row in rows(tasks):
+        for row in rows(tasks, role):
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     os.replace(tmp, path)

@@ -1,59 +1,53 @@
 """The rlhub agent module for OpenRLHF 0.11.2: ``--train.agent_func_path /path/to/openrlhf_agent.py``.
 
-OpenRLHF loads this file by path inside every vLLM engine actor and builds ``AgentExecutor()``,
-a :class:`openrlhf.utils.agent.MultiTurnAgentExecutor` over :class:`AgentInstance`. One instance
-plays one sample as an episode of ``rlhub serve``:
+OpenRLHF loads this file by path inside every vLLM engine actor (``_load_agent_executor``) and
+builds ``AgentExecutor()``, a :class:`openrlhf.utils.agent.MultiTurnAgentExecutor` over
+:class:`AgentInstance`. Building it checks the server (:func:`rlhub.hub.openrlhf_client.check_hub`):
+a server that does not answer, or runs without ``--mixture`` while ``RLHUB_SCHEDULE=1``, stops the
+job at start with a message saying what to fix. Each sample is an episode of ``rlhub serve``:
 
-* ``reset`` opens the episode (``POST /v1/episodes``) on the task in the sample's label (a row of
-  ``rlhub export``). With ``RLHUB_SCHEDULE=1`` it instead asks the server's scheduler for the task
-  (``POST /v1/sample`` with ``slot`` = a hash of the label and ``group_size``), so the mixture
-  adapts online; all instances of one prompt group get the same task (see
-  :mod:`rlhub.hub.server_state`), and the prompt is rebuilt with the chat template.
-* ``step`` sends the turn's text (trailing end-of-turn tokens removed) to
-  ``/v1/episodes/{id}/step`` with aiohttp on the engine's own event loop, never blocking it. It
-  returns the step reward as a tensor (step rewards sum to the rlhub trajectory reward, repair
-  discount included), ``scores`` = that return rescaled to [0, 1] (for dynamic filtering), the
-  environment's reply wrapped in the chat template's turn tokens, ``done`` after a pass or at the
-  domain's ``max_turns``, and ``extra_logs`` with the fixed keys of
-  :data:`rlhub.hub.server_protocol.LOG_KEYS`.
-* When an episode ends, its reward goes to the server's scheduler tagged with its group (the lease
-  id, or the label hash) and ``RLHUB_GROUP_SIZE``; the server observes each group once all its
-  samples arrived.
-* In repair turns the temperature may rise by ``RLHUB_REPAIR_TEMPERATURE_STEP`` per failed
-  attempt, up to ``RLHUB_MAX_TEMPERATURE``, through the ``sampling_params`` that 0.11.2's executor
-  accepts from ``step`` (off by default: it makes repair turns off-policy for IS correction).
+* The ``n`` samples of one dataset row form a group (:mod:`rlhub.hub.openrlhf_group`). A row
+  whose label has role ``train`` is replaced, with ``RLHUB_SCHEDULE=1``, by one task that the
+  server's scheduler leases to the whole group (one lease key per group, never the label); a row
+  of role ``eval`` (OpenRLHF's eval dataset) is always played as written and never reported.
+* ``step`` sends the turn's text to ``/v1/episodes/{id}/step`` and returns the change of the
+  episode's return, so the step rewards sum to the rlhub trajectory reward (repair discount
+  included). The next user turn is built from the action's token ids
+  (:meth:`rlhub.hub.openrlhf_format.ChatFormat.reply`): vLLM keeps the stop token in the ids only.
+* Every call carries a request key and is retried within one deadline; a lost episode (a server
+  restart) or a step that met an infrastructure failure is replayed on a new episode up to
+  ``RLHUB_INFRA_RETRIES`` times. A failure that persists voids the sample's whole group (every
+  member gets the domain's minimum and score 0; see :func:`rlhub.hub.openrlhf_group.settle`), and
+  when no group settles for ``RLHUB_OUTAGE_BUDGET_S`` seconds the job stops.
+* When the group is done (episodes that OpenRLHF cut at its length limit are closed then), a
+  training group that was not voided goes to the server's scheduler in one idempotent report;
+  ``scores`` and the fixed ``extra_logs`` keys of :data:`rlhub.hub.server_protocol.LOG_KEYS`
+  (``trainable``, ``failure_<class>``, ``retries``, ...) are filled in for every member.
+* In repair turns the temperature may rise by ``RLHUB_REPAIR_TEMPERATURE_STEP`` per failed attempt,
+  up to ``RLHUB_MAX_TEMPERATURE`` (off by default: it makes repair turns off-policy).
 
-A hub that cannot be reached (after ``RLHUB_HTTP_RETRIES`` attempts) never crashes training: the
-sample gets reward 0, ``error = 1`` and ``done``.
-
-Environment variables: ``RLHUB_SERVER_URL`` (required, e.g. ``http://10.0.0.5:8000``),
-``RLHUB_SCHEDULE``, ``RLHUB_GROUP_SIZE`` (= ``--rollout.n_samples_per_prompt``),
-``RLHUB_TOKENIZER`` (the actor model path: the chat template comes from its tokenizer; without it
-the ChatML template of :meth:`ChatFormat.chatml` is used), ``RLHUB_HTTP_TIMEOUT_S``,
-``RLHUB_HTTP_RETRIES``, ``RLHUB_REPAIR_TEMPERATURE_STEP``, ``RLHUB_MAX_TEMPERATURE``.
+Environment: ``RLHUB_SERVER_URL`` (required), ``RLHUB_SCHEDULE``, ``RLHUB_HTTP_DEADLINE_S``
+(180), ``RLHUB_STARTUP_TIMEOUT_S`` (60), ``RLHUB_INFRA_RETRIES`` (1), ``RLHUB_OUTAGE_BUDGET_S``
+(600), ``RLHUB_REPAIR_TEMPERATURE_STEP``, ``RLHUB_MAX_TEMPERATURE``. TRAINING.md says what a user
+can rely on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
-import hashlib
-import json
 import logging
 import os
-import threading
 from typing import Any, NamedTuple
 
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
-from rlhub.hub.export import as_messages
-from rlhub.hub.server_protocol import (
-    DEFAULT_STRIP_TOKENS,
-    FORMAT_COMPONENTS,
-    LOG_KEYS,
-    LabelError,
-    parse_label,
-    strip_trailing_tokens,
-)
+from rlhub.failures import is_trainable
+from rlhub.hub.openrlhf_client import HubClient, HubRefused, HubUnavailable, check_hub
+from rlhub.hub.openrlhf_episode import Episode, EpisodeFailed, Play, resolve_play
+from rlhub.hub.openrlhf_format import chat_format
+from rlhub.hub.openrlhf_group import Breaker, Group, GroupBook, Member, Settled, settle
+from rlhub.hub.server_protocol import DEFAULT_STRIP_TOKENS, failure_logs, strip_trailing_tokens
 
 log = logging.getLogger("rlhub.openrlhf_agent")
 
@@ -67,10 +61,10 @@ class AgentSettings(NamedTuple):
 
     server_url: str
     schedule: bool = False
-    group_size: int = 1
-    tokenizer: str | None = None
-    timeout_s: float = 180.0
-    retries: int = 5
+    deadline_s: float = 180.0
+    startup_timeout_s: float = 60.0
+    infra_retries: int = 1
+    outage_budget_s: float = 600.0
     temperature_step: float = 0.0
     max_temperature: float = 1.2
 
@@ -82,262 +76,184 @@ class AgentSettings(NamedTuple):
             raise RuntimeError("rlhub agent: expected RLHUB_SERVER_URL (e.g. http://host:8000, "
                                "the address of `rlhub serve`) in the environment, found none")
         return cls(url, env.get("RLHUB_SCHEDULE", "0") in ("1", "true", "yes"),
-                   int(env.get("RLHUB_GROUP_SIZE", "1")), env.get("RLHUB_TOKENIZER") or None,
-                   float(env.get("RLHUB_HTTP_TIMEOUT_S", "180")),
-                   int(env.get("RLHUB_HTTP_RETRIES", "5")),
+                   float(env.get("RLHUB_HTTP_DEADLINE_S", "180")),
+                   float(env.get("RLHUB_STARTUP_TIMEOUT_S", "60")),
+                   int(env.get("RLHUB_INFRA_RETRIES", "1")),
+                   float(env.get("RLHUB_OUTAGE_BUDGET_S", "600")),
                    float(env.get("RLHUB_REPAIR_TEMPERATURE_STEP", "0")),
                    float(env.get("RLHUB_MAX_TEMPERATURE", "1.2")))
 
 
-class HubUnavailable(RuntimeError):
-    """The server did not answer after every retry."""
+class Runtime:
+    """What the agents of one engine actor share: settings, client, groups, the breaker."""
 
-
-class HubClient:
-    """Async JSON calls to ``rlhub serve``.
-
-    Each call opens its own aiohttp session, as OpenRLHF's reward client does: nothing outlives
-    the event loop that made it, and the server is built for a new connection per request.
-    """
-
-    def __init__(self, settings: AgentSettings):
+    def __init__(self, settings: AgentSettings, health: dict[str, Any]):
         self.settings = settings
+        self.client = HubClient(settings.server_url, settings.deadline_s)
+        self.groups = GroupBook()
+        self.breaker = Breaker(settings.outage_budget_s)
+        self.scheduler = bool((health.get("scheduler") or {}).get("enabled"))
 
-    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST ``body``; retry connection errors and 5xx answers, raise :class:`HubUnavailable`."""
-        import aiohttp
+    async def settle(self, group: Group) -> Settled:
+        """Settle a finished group, feed the scheduler, and count it for the breaker."""
+        lo, hi = group.reward_range or (0.0, 1.0)
+        settled = settle(group.members, lo, hi)
+        if group.crashed:  # its own exception stops the job; nothing to report or count
+            return settled
+        if settled.fault is None and group.role == "train" and len(group.members) >= 2 \
+                and self.scheduler:
+            await self._report(group, settled)
+        error = next((m.error for m in group.members if m.error), None)
+        if settled.fault is not None:
+            log.warning("rlhub agent: group %s voided (%s): %s", group.key, settled.fault, error)
+        self.breaker.record(settled, error)
+        return settled
 
-        url, last = self.settings.server_url + path, "no attempt"
-        for attempt in range(max(1, self.settings.retries)):
-            try:
-                timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
-                async with aiohttp.ClientSession(timeout=timeout) as session, \
-                        session.post(url, json=body) as resp:
-                    data = await resp.json(content_type=None)
-                    if resp.status < 500:
-                        if resp.status >= 400:
-                            raise HubUnavailable(f"{url}: HTTP {resp.status}: {data.get('error')}")
-                        return data
-                    last = f"HTTP {resp.status}: {data.get('error')}"
-            except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            await asyncio.sleep(min(1.0 * (attempt + 1), 5.0))
-        raise HubUnavailable(f"{url}: no answer after {self.settings.retries} attempts ({last})")
-
-
-class ChatFormat:
-    """How prompts and environment replies are wrapped in the policy's chat template.
-
-    :meth:`from_tokenizer` derives both from ``tokenizer.apply_chat_template``: the prompt is the
-    template with the generation prompt; the reply is what the template puts after an assistant
-    message (the end-of-turn tokens) followed by a user turn and the next generation prompt. The
-    fallback is ChatML (``<|im_start|>role\\n...<|im_end|>\\n``), used by Qwen and many others.
-    """
-
-    def __init__(self, render: Any, end_of_turn: str, user_turn: str, eos: tuple[str, ...] = ()):
-        self._render = render
-        self.end_of_turn = end_of_turn
-        self.user_turn = user_turn  # with "{}" where the reply goes
-        self.eos = eos
-
-    @classmethod
-    def chatml(cls) -> ChatFormat:
-        def render(messages: list[dict[str, str]]) -> str:
-            body = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n"
-                           for m in messages)
-            return body + "<|im_start|>assistant\n"
-
-        return cls(render, "<|im_end|>\n", "<|im_start|>user\n{}<|im_end|>\n"
-                   "<|im_start|>assistant\n", ("<|im_end|>",))
-
-    @classmethod
-    def from_tokenizer(cls, tokenizer: Any) -> ChatFormat:
-        """The format of ``tokenizer``'s chat template, or ChatML when it has none usable."""
-        def render(messages: list[dict[str, str]], gen: bool = True) -> str:
-            return tokenizer.apply_chat_template(messages, tokenize=False,
-                                                 add_generation_prompt=gen)
-
-        marker_a, marker_b = "\x00RLHUB-ANSWER\x00", "\x00RLHUB-REPLY\x00"
+    async def _report(self, group: Group, settled: Settled) -> None:
+        body = {"domain": group.domain, "group_rewards": [settled.rewards]}
         try:
-            one = render([{"role": "user", "content": "q"},
-                          {"role": "assistant", "content": marker_a}], gen=False)
-            two = render([{"role": "user", "content": "q"},
-                          {"role": "assistant", "content": marker_a},
-                          {"role": "user", "content": marker_b}])
-        except Exception:  # noqa: BLE001 - no template, or one that rejects this shape
-            return cls.chatml()
-        if not two.startswith(one) or marker_a not in one or marker_b not in two:
-            return cls.chatml()
-        end_of_turn = one[one.index(marker_a) + len(marker_a):]
-        user_turn = two[len(one):].replace("{", "{{").replace("}", "}}").replace(marker_b, "{}")
-        eos = tuple(t for t in (getattr(tokenizer, "eos_token", None),) if t)
-        return cls(render, end_of_turn, user_turn, eos)
-
-    def prompt(self, prompt: Any) -> str:
-        """A task prompt (text or chat messages) as the model's templated input."""
-        return self._render(as_messages(prompt))
-
-    def reply(self, action_text: str, text: str) -> str:
-        """The environment's ``text`` as the next user turn after ``action_text``.
-
-        The end-of-turn tokens are added only where the model did not emit them itself.
-        """
-        close = self.end_of_turn
-        for k in range(len(close), 0, -1):
-            if action_text.endswith(close[:k]):
-                close = close[k:]
-                break
-        return close + self.user_turn.format(text)
+            await self.client.call("POST", "/v1/scheduler/observe", body,
+                                   key=f"{group.key}:observe")
+        except (HubUnavailable, HubRefused) as exc:
+            log.warning("rlhub agent: the scheduler did not get group %s: %s", group.key, exc)
 
 
-_formats: dict[str | None, ChatFormat] = {}
-_format_lock = threading.Lock()
+_runtime: Runtime | None = None
 
 
-def chat_format(tokenizer_path: str | None) -> ChatFormat:
-    """The (cached) chat format of the tokenizer at ``tokenizer_path``; ChatML without one."""
-    with _format_lock:
-        if tokenizer_path not in _formats:
-            if tokenizer_path:
-                from transformers import AutoTokenizer
-
-                tok = AutoTokenizer.from_pretrained(tokenizer_path, trust_remote_code=True)
-                _formats[tokenizer_path] = ChatFormat.from_tokenizer(tok)
-            else:
-                _formats[tokenizer_path] = ChatFormat.chatml()
-        return _formats[tokenizer_path]
+def runtime() -> Runtime:
+    """This process's :class:`Runtime`, built (and the server checked) on first use."""
+    global _runtime
+    if _runtime is None:
+        settings = AgentSettings.from_env()
+        health = check_hub(settings.server_url, settings.schedule, settings.startup_timeout_s)
+        _runtime = Runtime(settings, health)
+    return _runtime
 
 
-def slot_of(label: Any) -> str:
-    """A stable key of a dataset row, from its label."""
-    text = label if isinstance(label, str) else json.dumps(label, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+class Sample(NamedTuple):
+    """One ``execute`` call: its group and member, OpenRLHF's tokenizer, the recording engine."""
+
+    runtime: Runtime
+    group: Group
+    member: Member
+    tokenizer: Any
+    engine: RecordingEngine
 
 
-def fixed_logs(**values: float) -> dict[str, float]:
-    """``extra_logs`` with exactly :data:`LOG_KEYS`, as floats."""
-    return {key: float(values.get(key, 0.0)) for key in LOG_KEYS}
+class RecordingEngine:
+    """The vLLM engine as the executor sees it, keeping the last output (for its token ids)."""
+
+    def __init__(self, engine: Any):
+        self.engine = engine
+        self.last: Any = None
+
+    async def generate(self, *args: Any, **kwargs: Any) -> Any:
+        self.last = await self.engine.generate(*args, **kwargs)
+        return self.last
 
 
-_client: HubClient | None = None
-
-
-def client() -> HubClient:
-    global _client
-    if _client is None:
-        _client = HubClient(AgentSettings.from_env())
-    return _client
+_current: contextvars.ContextVar[Sample] = contextvars.ContextVar("rlhub_sample")
 
 
 class AgentInstance(AgentInstanceBase):
     """One sample's episode on ``rlhub serve``; see the module docstring."""
 
     def __init__(self, *args: Any, **kwargs: Any):
-        self.client = client()
-        self.settings = self.client.settings
-        self.episode_id: str | None = None
-        self.domain: str | None = None
-        self.group: str | None = None
-        self.reward_range = (0.0, 1.0)
-        self.problem: str | None = None
-        self.format = ChatFormat.chatml()
+        self.sample = _current.get()
+        self.format = chat_format(self.sample.tokenizer)
+        self.strip = tuple(dict.fromkeys(DEFAULT_STRIP_TOKENS + self.format.stop_texts))
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        observation, label = states["observation"], states.get("label")
-        self.format = await asyncio.to_thread(chat_format, self.settings.tokenizer)
+        s, settings = self.sample, self.sample.runtime.settings
         try:
-            task, observation = await self._task(label, observation)
-            opened = await self.client.post("/v1/episodes", {"task": task})
-        except (LabelError, HubUnavailable) as exc:
-            self.problem = str(exc)
-            log.warning("rlhub agent: cannot open an episode: %s", exc)
-            return {"observation": observation}
-        self.episode_id, self.domain = opened["episode_id"], task["domain"]
-        self.reward_range = tuple(opened["reward_range"])  # type: ignore[assignment]
-        return {"observation": observation}
-
-    async def _task(self, label: Any, observation: str) -> tuple[dict[str, Any], str]:
-        """The task to play and the prompt text: the label's, or the scheduler's choice."""
-        if not self.settings.schedule:
-            _, task = parse_label(label)
-            self.group = slot_of(label)
-            return task.to_dict(), observation
-        leased = await self.client.post("/v1/sample", {"slot": slot_of(label),
-                                                       "group_size": self.settings.group_size})
-        task = leased["tasks"][0]
-        self.group = leased["lease"]
-        return task, self.format.prompt(task["prompt"])
+            play: Play = await s.group.once(lambda: resolve_play(
+                s.runtime.client, settings.schedule, s.group, states["label"],
+                states["observation"], self.format))
+        except EpisodeFailed as exc:
+            s.member.hit(exc.failure, str(exc))
+            return {"observation": states["observation"]}
+        episode = Episode(s.runtime.client, s.member, play.task, settings.infra_retries)
+        try:
+            s.group.reward_range = await episode.open()
+            s.member.episode = episode
+        except EpisodeFailed as exc:
+            s.member.hit(exc.failure, str(exc))
+        return {"observation": play.observation}
 
     async def step(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         import torch
 
-        action = states["action_text"]
-        if self.episode_id is None:  # reset could not open one; already logged
-            return self._failed()
-        completion = strip_trailing_tokens(action, self._strip_tokens())
+        member = self.sample.member
+        episode: Episode | None = member.episode
+        if episode is None or episode.done:
+            return {"rewards": torch.tensor(0.0), "environment_feedback": "", "done": True}
+        completion = strip_trailing_tokens(states["action_text"], self.strip)
         try:
-            result = await self.client.post(f"/v1/episodes/{self.episode_id}/step",
-                                            {"completion": completion})
-        except HubUnavailable as exc:
-            log.warning("rlhub agent: step failed: %s", exc)
-            return self._failed()
-        info, done = result["info"], bool(result["done"])
-        if done:
-            await self._report(float(info["return"]))
-        lo, hi = self.reward_range
-        return {
-            "rewards": torch.tensor(float(result["reward"])),
-            "scores": (float(info["return"]) - lo) / (hi - lo),
-            "environment_feedback": "" if done else self.format.reply(action,
-                                                                      result["observation"] or ""),
-            "done": done,
-            "sampling_params": None if done else self._repair_params(states, info),
-            "extra_logs": self._logs(info),
-        }
-
-    def _strip_tokens(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(DEFAULT_STRIP_TOKENS + self.format.eos))
-
-    def _logs(self, info: dict[str, Any]) -> dict[str, float]:
-        components = (info.get("score") or {}).get("components") or {}
-        passed = float(bool(info.get("passed")))
-        fmt = next((components[k] for k in FORMAT_COMPONENTS if k in components),
-                   passed)
-        return fixed_logs(passed=passed, format_ok=fmt, repair_turns=info.get("repair_turns", 0),
-                          verify_ms=info.get("verify_ms", 0.0),
-                          error=float(info.get("error") is not None))
+            result = await episode.step(completion)
+        except EpisodeFailed as exc:
+            member.hit(exc.failure, str(exc))
+            return {"rewards": torch.tensor(0.0), "environment_feedback": "", "done": True}
+        action_ids = list(self.sample.engine.last.outputs[0].token_ids)
+        done = episode.done
+        return {"rewards": torch.tensor(float(result["reward"])),
+                "environment_feedback": "" if done else self.format.reply(
+                    action_ids, result["observation"] or ""),
+                "done": done,
+                "sampling_params": None if done else self._repair_params(states, result["info"])}
 
     def _repair_params(self, states: dict[str, Any], info: dict[str, Any]) -> Any:
         """Hotter sampling params for the next turn after a failed attempt, or None."""
-        step, params = self.settings.temperature_step, states.get("sampling_params")
+        settings = self.sample.runtime.settings
+        step, params = settings.temperature_step, states.get("sampling_params")
         if step <= 0 or params is None or not info.get("attempt") or info.get("passed"):
             return None
         hotter = copy.deepcopy(params)
-        hotter.temperature = min(self.settings.max_temperature,
+        hotter.temperature = min(settings.max_temperature,
                                  float(getattr(params, "temperature", 1.0)) + step)
         return hotter
 
-    async def _report(self, reward: float) -> None:
-        """Send this sample's reward to the server's scheduler (its group completes there)."""
-        if self.settings.group_size <= 1 or self.group is None or self.domain is None:
-            return
-        sample = {"domain": self.domain, "group": self.group, "reward": reward,
-                  "group_size": self.settings.group_size}
-        try:
-            await self.client.post("/v1/scheduler/observe", {"samples": [sample]})
-        except HubUnavailable as exc:  # a server without --mixture answers 400: nothing to feed
-            log.info("rlhub agent: scheduler not fed: %s", exc)
-
-    def _failed(self) -> dict[str, Any]:
-        """The answer for a sample the hub could not judge: reward 0, ``error = 1``, done."""
-        import torch
-
-        return {"rewards": torch.tensor(0.0), "scores": 0.0, "environment_feedback": "",
-                "done": True, "extra_logs": fixed_logs(error=1.0)}
-
 
 class AgentExecutor(MultiTurnAgentExecutor):
-    """What OpenRLHF's ``_load_agent_executor`` builds (no arguments)."""
+    """What OpenRLHF's ``_load_agent_executor`` builds (no arguments); checks the server."""
 
     def __init__(self) -> None:
         super().__init__(AgentInstance)
+        self.runtime = runtime()
+
+    async def execute(self, prompt: Any, label: Any, sampling_params: Any, max_length: int,
+                      hf_tokenizer: Any, llm_engine: Any, images: Any = None) -> dict[str, Any]:
+        group, member = self.runtime.groups.join(sampling_params, prompt, label)
+        await asyncio.sleep(0)  # every execute of this rollout call has joined by now
+        self.runtime.groups.seal(group)
+        sample = Sample(self.runtime, group, member, hf_tokenizer, RecordingEngine(llm_engine))
+        token = _current.set(sample)
+        try:
+            out = await super().execute(prompt, label, sampling_params, max_length, hf_tokenizer,
+                                        sample.engine, images)
+        except BaseException:
+            member.hit("verifier", "the agent raised")
+            group.crashed = True
+            await group.finish(self.runtime.settle)
+            raise
+        finally:
+            _current.reset(token)
+        return await self._finish(sample, out)
+
+    async def _finish(self, sample: Sample, out: dict[str, Any]) -> dict[str, Any]:
+        """Close a cut episode, wait for the group, and write the group's verdict into ``out``."""
+        if sample.member.episode is not None:
+            await sample.member.episode.close()
+        sample.member.reward = float(out["reward"])
+        settled = await sample.group.finish(self.runtime.settle)
+        index = sample.member.index
+        out["reward"], out["scores"] = settled.rewards[index], settled.scores[index]
+        out["extra_logs"] = _logs(sample.member, settled.fault is None)
+        return out
+
+
+def _logs(member: Member, trainable: bool) -> dict[str, float]:
+    logs = failure_logs(member.outcome, **member.logs, retries=float(member.tally.retries),
+                        error=float(member.error is not None))
+    logs["trainable"] = float(trainable and is_trainable(member.outcome))
+    return logs

@@ -13,7 +13,13 @@ reaches the hub, and OpenRLHF flags. :func:`build_command` turns it into::
       [every flag of the config's ``openrlhf:`` mapping]
 
 using 0.11.2's dotted flags (the flat pre-0.10.2 names such as ``--remote_rm_url`` no longer
-parse). The prompt dataset is written by :mod:`rlhub.hub.export` with exact proportions.
+parse). The prompt dataset is written by :mod:`rlhub.hub.export` with exact proportions (rows of
+role ``train``) and the eval dataset from the held-out split (role ``eval``: played as written,
+never observed by the scheduler). The group size has one source: the config's
+``n_samples_per_prompt``, or ``rollout.n_samples_per_prompt`` under ``openrlhf:``; giving both
+with different values is refused. Before submitting to a running hub (``server.url``) the hub is
+checked: it answers, speaks what the agent needs, has a scheduler when the agent is to schedule,
+and serves every domain of the mixture.
 :class:`OpenRLHFTrainer` is what the ``rlhub_make_trainer`` hook returns for this backend.
 """
 
@@ -86,13 +92,24 @@ def load_config(source: str | Path | dict[str, Any]) -> dict[str, Any]:
     if algo not in ALGORITHMS:
         raise TrainerError(f"{where}: field algo: expected one of {sorted(ALGORITHMS)}, "
                            f"found {algo!r}")
-    n = int(config.get("n_samples_per_prompt", 8))
+    n = group_size(config, where)
     if ALGORITHMS[algo] in GROUP_ALGORITHMS and n < 2:
         raise TrainerError(f"{where}: algo {algo} needs n_samples_per_prompt >= 2, found {n}")
     if config.get("dynamic_filtering") and n < 2:
         raise TrainerError(f"{where}: dynamic_filtering needs n_samples_per_prompt >= 2, "
                            f"found {n}")
     return config
+
+
+def group_size(config: dict[str, Any], where: str = "training config") -> int:
+    """``n_samples_per_prompt``, from wherever the config gives it (see the module docstring)."""
+    top = config.get("n_samples_per_prompt")
+    passed = (config.get("openrlhf") or {}).get("rollout.n_samples_per_prompt")
+    if top is not None and passed is not None and int(top) != int(passed):
+        raise TrainerError(f"{where}: n_samples_per_prompt is {top} but openrlhf: "
+                           f"rollout.n_samples_per_prompt is {passed}; give the group size in one "
+                           "place (the agent, the server's leases and OpenRLHF must agree)")
+    return int(top if top is not None else passed if passed is not None else 8)
 
 
 def resolve(config: dict[str, Any], path: str | None) -> str | None:
@@ -150,7 +167,7 @@ def openrlhf_options(config: dict[str, Any], dataset: str, server_url: str,
         "data.input_key": "prompt",
         "data.label_key": "label",
         "data.apply_chat_template": True,
-        "rollout.n_samples_per_prompt": int(config.get("n_samples_per_prompt", 8)),
+        "rollout.n_samples_per_prompt": group_size(config),
         "algo.advantage.estimator": estimator,
     }
     if estimator in ("group_norm", "dr_grpo"):
@@ -173,11 +190,14 @@ def openrlhf_options(config: dict[str, Any], dataset: str, server_url: str,
 def agent_env(config: dict[str, Any], server_url: str) -> dict[str, str]:
     """The env vars the agent module reads (see :mod:`rlhub.hub.openrlhf_agent`)."""
     env = {"RLHUB_SERVER_URL": server_url.rstrip("/"),
-           "RLHUB_GROUP_SIZE": str(int(config.get("n_samples_per_prompt", 8))),
-           "RLHUB_SCHEDULE": "1" if config.get("schedule", True) else "0",
-           "RLHUB_TOKENIZER": str(config["model"])}
+           "RLHUB_SCHEDULE": "1" if schedules(config) else "0"}
     env.update({k: str(v) for k, v in (config.get("agent_env") or {}).items()})
     return env
+
+
+def schedules(config: dict[str, Any]) -> bool:
+    """Whether the agent replaces training rows with the scheduler's tasks."""
+    return config.get("mode") == "agent" and bool(config.get("schedule", True))
 
 
 def build_command(config: dict[str, Any], dataset: str, server_url: str,
@@ -244,14 +264,21 @@ class OpenRLHFTrainer:
         mixture = mixture_file(self.config, self.out)
         tasks, counts = export_tasks(mixture, int(data.get("n", 10_000)), registry())
         dataset = str(self.out / "prompts.jsonl")
-        write_jsonl(dataset, tasks)
+        write_jsonl(dataset, tasks, role="train")
         eval_dataset = None
         if int(data.get("eval_n", 0)):
             held, _ = export_tasks(mixture, int(data["eval_n"]), registry(),
                                    split=str(data.get("eval_split", "test")))
             eval_dataset = str(self.out / "eval.jsonl")
-            write_jsonl(eval_dataset, held)
+            write_jsonl(eval_dataset, held, role="eval")
         return dataset, eval_dataset, counts
+
+    def _domains(self) -> set[str]:
+        from rlhub.plugins import registry
+        from rlhub.scheduler import Scheduler
+
+        return set(Scheduler.from_config(mixture_file(self.config, self.out),
+                                         registry()).weights())
 
     def _server(self) -> dict[str, Any]:
         server = dict(self.config.get("server") or {})
@@ -276,7 +303,7 @@ class OpenRLHFTrainer:
 
     def _submit(self, plan: Plan, serve: list[str] | None) -> int:
         if serve is None:
-            _check_health(plan.server_url)
+            check_server(plan.server_url, self.config, sorted(self._domains()))
             return subprocess.call(plan.command)
         from rlhub.hub.server_process import ServerProcess
 
@@ -285,13 +312,19 @@ class OpenRLHFTrainer:
             return subprocess.call(plan.command)
 
 
-def _check_health(url: str) -> None:
+def check_server(url: str, config: dict[str, Any], domains: list[str]) -> None:
+    """Refuse to submit against a hub that cannot serve this job (see the module docstring)."""
+    from rlhub.hub.openrlhf_client import HubMisconfigured, check_hub
+
     try:
-        with urllib.request.urlopen(url.rstrip("/") + "/health", timeout=10) as resp:
-            if resp.status == 200:
-                return
-    except OSError as exc:
-        raise TrainerError(f"server.url {url}: expected `rlhub serve` to answer /health, found "
-                           f"{exc}; start it or drop server.url to let rlhub train start one") \
-            from None
-    raise TrainerError(f"server.url {url}: /health did not answer 200")
+        check_hub(url, schedules(config), timeout_s=10.0)
+        with urllib.request.urlopen(url.rstrip("/") + "/v1/domains", timeout=10) as resp:
+            served = {d["id"] for d in json.loads(resp.read())["domains"]}
+    except (HubMisconfigured, OSError, ValueError, KeyError) as exc:
+        raise TrainerError(f"server.url {url}: {exc}; start `rlhub serve` there or drop "
+                           "server.url to let rlhub train start one") from None
+    missing = [d for d in domains if d not in served]
+    if missing:
+        raise TrainerError(f"server.url {url}: the hub does not serve {len(missing)} domain(s) "
+                           f"of the mixture ({', '.join(missing[:5])}); install their plugins "
+                           "there (`rlhub pull` or pip) and restart it")

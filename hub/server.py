@@ -8,18 +8,26 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
                                verifiers give the minimum reward and ``error = 1``.
 ``GET /v1/domains``            Every registered domain: id, version, tags, reward range, turns.
 ``POST /v1/sample``            ``{domain, n, split, seed, start}`` tasks of a domain, or
-                               ``{n}`` / ``{slot, group_size}`` from the server's mixture.
+                               ``{n}`` / ``{lease: KEY}`` from the server's mixture (a lease gives
+                               every request with its key the same task).
 ``POST /v1/verify``            ``{task, completion}`` (or ``{items: [...]}``) → score(s).
 ``POST /v1/episodes``          ``{task}`` or ``{domain, split, seed, index}`` → ``episode_id``,
                                ``observation`` (the task prompt), ``max_turns``.
 ``POST /v1/episodes/{id}/step`` ``{completion}`` → ``observation, reward, done, info``; the step
                                rewards sum to the trajectory reward (:class:`.EpisodeRunner`).
 ``DELETE /v1/episodes/{id}``   Close an episode early (idle ones expire after ``episode_ttl_s``).
-``POST /v1/scheduler/observe`` ``{domain, group_rewards}`` or ``{samples: [{domain, group,
-                               reward, group_size}]}`` (grouped by the server).
+``POST /v1/scheduler/observe`` ``{domain, group_rewards}``: one inner list per prompt group.
 ``GET /v1/scheduler/weights``  The mixture of the next batch and the grouping state.
 ``GET /health``, ``/metrics``  Liveness with pool and queue state; Prometheus metrics.
 =============================  =====================================================================
+
+Calls that change state (``/v1/sample``, ``/v1/episodes``, ``.../step``, ``/v1/scheduler/observe``)
+take an ``Idempotency-Key`` header (:mod:`.server_dedupe`): a retry with the same key gets the first
+request's answer instead of running again. A verification (``/get_reward``, ``/v1/verify``) that
+meets an infrastructure failure (class ``sandbox``, ``verifier`` or ``judge``) is repeated up to
+``infra_retries`` times before the server answers (an episode step is not: its episode ends, and
+the OpenRLHF agent replays it on a new one); every answer carries the failure class
+(``extra_logs``: ``trainable`` and ``failure_<class>``; ``/v1/verify`` and steps: ``failure``).
 
 Backpressure: the server queues, it does not reject. OpenRLHF retries a failed reward call 5 times
 one second apart and then silently drops the reward, which crashes training later; so a 503 under
@@ -37,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -44,6 +53,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub.errors import DomainNotFound, RlhubError
+from rlhub.failures import of_exception
+from rlhub.hub.server_dedupe import RequestLog
 from rlhub.hub.server_metrics import Metrics
 from rlhub.hub.server_pool import Pool, make_pool
 from rlhub.hub.server_protocol import (
@@ -60,6 +71,11 @@ from rlhub.task import Task
 
 VERIFY_TIMEOUT_FACTOR = 3.0
 MAX_SAMPLE_N = 10_000
+#: Failure classes a verification is repeated on (``--infra-retries``): faults of the
+#: infrastructure that may pass, unlike a refused label or the model's own outcome.
+RETRYABLE = frozenset({"sandbox", "verifier", "judge"})
+#: What this server speaks beyond the endpoints, listed by ``/health`` for clients to check.
+FEATURES = ("idempotency-key", "lease-key", "failure-classes")
 
 
 @dataclass
@@ -78,6 +94,8 @@ class ServerConfig:
     episode_ttl_s: float = 900.0
     max_episodes: int = 10_000
     max_body_bytes: int = 64 << 20
+    infra_retries: int = 2
+    max_request_keys: int = 50_000
     log_level: str = "warning"
 
     @property
@@ -131,6 +149,7 @@ class Hub:
         self.metrics = Metrics()
         self.gate = Gate(config.admission, self.metrics)
         self.episodes = EpisodeTable(config.episode_ttl_s, config.max_episodes)
+        self.requests = RequestLog(config.episode_ttl_s, config.max_request_keys)
         self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
         self.scheduler = SchedulerHub(self._scheduler(), config.episode_ttl_s)
         self.pool: Pool | None = None
@@ -169,7 +188,7 @@ class Hub:
             kind = "prompt_mismatch" if sample.prompt_mismatch else "label"
             self.metrics.errors.labels(metric_domain, kind).inc()
             problem = sample.problem or f"label: unknown domain {sample.domain!r}"
-            return Outcome.failure(lo, problem, prompt_mismatch=sample.prompt_mismatch)
+            return Outcome.failure(lo, problem, "label", prompt_mismatch=sample.prompt_mismatch)
         outcome = await self._verify(manifest, sample.task, sample.response)  # type: ignore[arg-type]
         self.metrics.verified(metric_domain, outcome)
         return outcome
@@ -190,6 +209,23 @@ class Hub:
         return manifest
 
     async def _verify(self, manifest: Any, task: Task, completion: str) -> Outcome:
+        """Verify, repeating an infrastructure failure up to ``infra_retries`` times.
+
+        A verification that overran its deadline is not repeated: it would hold the request
+        for as long again.
+        """
+        for attempt in range(self.config.infra_retries + 1):
+            outcome, overran = await self._verify_once(manifest, task, completion)
+            failure = outcome.failure_class
+            if failure not in RETRYABLE or overran or attempt == self.config.infra_retries:
+                break
+            self.metrics.retries.labels(manifest.id, failure).inc()
+        outcome.logs["retries"] = float(attempt)
+        return outcome
+
+    async def _verify_once(self, manifest: Any, task: Task, completion: str
+                           ) -> tuple[Outcome, bool]:
+        """One verification on the pool: ``(outcome, True when it overran its deadline)``."""
         lo = manifest.reward_range[0]
         timeout = float(manifest.data.get("verify_timeout_s") or 10.0) * VERIFY_TIMEOUT_FACTOR
         assert self.pool is not None
@@ -198,13 +234,15 @@ class Hub:
                 self.pool.verify(manifest.id, task.to_dict(), completion), timeout)
         except TimeoutError:
             self.metrics.errors.labels(manifest.id, "timeout").inc()
-            return Outcome.failure(lo, f"verification did not finish within {timeout:g} s")
+            return Outcome.failure(lo, f"verification did not finish within {timeout:g} s",
+                                   "verifier"), True
         except Exception as exc:  # noqa: BLE001 - a failed verifier is a 0 reward, not a 500
             self.metrics.errors.labels(manifest.id, "verifier").inc()
-            return Outcome.failure(lo, f"{type(exc).__name__}: {exc}")
+            return Outcome.failure(lo, f"{type(exc).__name__}: {exc}", of_exception(exc)), False
         if result["score"].get("error"):
             self.metrics.errors.labels(manifest.id, "verifier").inc()
-        return outcome_from_score(result["score"], manifest.reward_range, result["verify_ms"])
+        return outcome_from_score(result["score"], manifest.reward_range,
+                                  result["verify_ms"]), False
 
     # -- /v1 -------------------------------------------------------------------------------
 
@@ -228,10 +266,10 @@ class Hub:
         if not self.scheduler.enabled:
             raise ApiError(400, "expected 'domain' (this server runs without --mixture, so it "
                                 "has no scheduler to sample from), found none")
-        if body.get("slot") is not None:
-            size = _int(body, "group_size", 1, 1)
-            lease = await asyncio.to_thread(self.scheduler.lease, str(body["slot"]), size)
-            return {"source": "scheduler", "tasks": [lease.task.to_dict()], "lease": lease.id}
+        if body.get("lease") is not None:
+            key = _lease_key(body["lease"])
+            task = await asyncio.to_thread(self.scheduler.lease, key)
+            return {"source": "scheduler", "tasks": [task.to_dict()], "lease": key}
         tasks = await asyncio.to_thread(self.scheduler.sample, n)
         return {"source": "scheduler", "tasks": [t.to_dict() for t in tasks]}
 
@@ -257,7 +295,8 @@ class Hub:
         self.metrics.verified(manifest.id, outcome)
         return {"domain": manifest.id, "task_id": task.id, "reward": outcome.reward,
                 "score": outcome.score, "passed": bool(outcome.logs["passed"]),
-                "error": outcome.error, "verify_ms": outcome.logs["verify_ms"]}
+                "error": outcome.error, "failure": outcome.failure_class,
+                "retries": int(outcome.logs["retries"]), "verify_ms": outcome.logs["verify_ms"]}
 
     async def open_episode(self, body: dict[str, Any]) -> dict[str, Any]:
         if "task" in body:
@@ -329,31 +368,14 @@ class Hub:
         if not self.scheduler.enabled:
             raise ApiError(400, "this server runs without --mixture, so it has no scheduler "
                                 "to observe into")
-        if isinstance(body.get("samples"), list):
-            samples = [self._sample_report(s) for s in body["samples"]]
-            completed = 0
-            for domain, group, reward, size in samples:
-                completed += await asyncio.to_thread(self.scheduler.record, domain, group,
-                                                     reward, size)
-            return {"recorded": len(samples), "completed_groups": completed}
         self._known_scheduled(body.get("domain"))
         groups = body.get("group_rewards")
-        if not isinstance(groups, list) or not all(isinstance(g, list) for g in groups):
-            raise ApiError(400, "expected 'group_rewards' as a list of lists of rewards (one "
-                                f"per prompt group), found {type(groups).__name__}")
+        if not isinstance(groups, list) or not all(
+                isinstance(g, list) and all(_is_number(r) for r in g) for g in groups):
+            raise ApiError(400, "expected 'group_rewards' as a list of lists of numbers (one "
+                                f"per prompt group), found {json.dumps(groups)[:200]}")
         zero = await asyncio.to_thread(self.scheduler.observe, body["domain"], groups)
         return {"observed_groups": len(groups), "zero_variance": zero}
-
-    def _sample_report(self, item: Any) -> tuple[str, str, float, int]:
-        """``(domain, group, reward, group_size)`` of one per-sample report, validated."""
-        try:
-            report = (item["domain"], str(item["group"]), float(item["reward"]),
-                      int(item.get("group_size", 1)))
-        except (KeyError, TypeError, ValueError):
-            raise ApiError(400, "expected each sample as {domain, group, reward, group_size}, "
-                                f"found {item!r}") from None
-        self._known_scheduled(report[0])
-        return report
 
     def _known_scheduled(self, domain: Any) -> None:
         if domain not in self.scheduler.weights():
@@ -366,7 +388,8 @@ class Hub:
                 "pool": self.pool.info() if self.pool else None,
                 "queue": {"limit": self.gate.limit, "waiting": self.gate.waiting,
                           "inflight": self.gate.inflight},
-                "episodes": len(self.episodes.entries), "scheduler": self.scheduler.state()}
+                "episodes": len(self.episodes.entries), "scheduler": self.scheduler.state(),
+                "requests": self.requests.state(), "features": list(FEATURES)}
 
 
 def _sample(domain: Any, n: int, split: str, seed: int, start: int) -> list[Task]:
@@ -385,6 +408,18 @@ def _task(item: Any) -> Task:
         return Task.from_dict(data)
     except (TypeError, ValueError) as exc:
         raise ApiError(400, str(exc)) from None
+
+
+def _lease_key(value: Any) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= 200:
+        raise ApiError(400, "expected 'lease' to be a string of 1-200 characters, found "
+                            f"{json.dumps(value)[:80]}")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
 
 
 def _completion(item: dict[str, Any]) -> str:
@@ -439,13 +474,13 @@ def _routes(app: Any, hub: Hub) -> None:
     route = _Router(app, hub)
     route("POST", "/get_reward", hub.rewards, gated=True, reward=True)
     route("GET", "/v1/domains", lambda _: _const({"domains": hub.domains()}))
-    route("POST", "/v1/sample", hub.sample)
+    route("POST", "/v1/sample", hub.sample, idempotent=True)
     route("POST", "/v1/verify", hub.verify, gated=True)
-    route("POST", "/v1/episodes", hub.open_episode, gated=True)
-    route("POST", "/v1/episodes/{episode_id}/step", hub.step, gated=True)
+    route("POST", "/v1/episodes", hub.open_episode, gated=True, idempotent=True)
+    route("POST", "/v1/episodes/{episode_id}/step", hub.step, gated=True, idempotent=True)
     route("DELETE", "/v1/episodes/{episode_id}",
           lambda _, episode_id: _closed(hub, episode_id))
-    route("POST", "/v1/scheduler/observe", hub.observe)
+    route("POST", "/v1/scheduler/observe", hub.observe, idempotent=True)
     route("GET", "/v1/scheduler/weights",
           lambda _: _const({"weights": hub.scheduler.weights(), **hub.scheduler.state()}))
     route("GET", "/health", lambda _: _const(hub.health()))
@@ -475,18 +510,27 @@ class _Router:
         self.hub = hub
 
     def __call__(self, method: str, path: str, fn: Callable[..., Awaitable[Any]], *,
-                 gated: bool = False, reward: bool = False) -> None:
+                 gated: bool = False, reward: bool = False, idempotent: bool = False) -> None:
         from starlette.responses import Response
 
         hub, name = self.hub, path
 
+        async def run(request: Any) -> tuple[int, Any]:
+            return await _handle(request, fn, hub.config.max_body_bytes, reward)
+
+        async def raw(request: Any) -> bytes:
+            return await _raw_body(request, hub.config.max_body_bytes)
+
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
-            if gated:
+            if idempotent:
+                status, value = await hub.requests.respond(
+                    request, run, hub.gate.admit if gated else None, raw)
+            elif gated:
                 async with hub.gate.admit():
-                    status, value = await _handle(request, fn, hub.config.max_body_bytes, reward)
+                    status, value = await run(request)
             else:
-                status, value = await _handle(request, fn, hub.config.max_body_bytes, reward)
+                status, value = await run(request)
             hub.metrics.requests.labels(name, str(status)).inc()
             hub.metrics.latency.labels(name).observe(time.perf_counter() - started)
             return Response(json.dumps(value).encode(), status_code=status,
@@ -511,13 +555,18 @@ async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int
         return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
 
-async def _body(request: Any, max_body: int) -> Any:
+async def _raw_body(request: Any, max_body: int) -> bytes:
     size = int(request.headers.get("content-length") or 0)
     if size > max_body:
         raise ApiError(413, f"expected a body of at most {max_body} bytes, found {size}")
     raw = await request.body()
     if len(raw) > max_body:
         raise ApiError(413, f"expected a body of at most {max_body} bytes, found {len(raw)}")
+    return bytes(raw)
+
+
+async def _body(request: Any, max_body: int) -> Any:
+    raw = await _raw_body(request, max_body)
     try:
         body = json.loads(raw or b"{}")
     except ValueError as exc:

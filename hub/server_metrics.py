@@ -3,7 +3,9 @@
 Names (all prefixed ``rlhub_``): ``requests_total{endpoint,status}``,
 ``request_seconds{endpoint}``, ``verifications_total{domain,outcome}`` (outcome ``passed``,
 ``failed`` or ``error``), ``verify_seconds{domain}``, ``verifier_errors_total{domain,kind}``
-(kind ``label``, ``prompt_mismatch``, ``verifier``, ``timeout``), ``queue_waiting`` (requests
+(kind ``label``, ``prompt_mismatch``, ``verifier``, ``timeout``),
+``infra_retries_total{domain,failure}`` (verifications repeated after a sandbox, verifier or
+judge failure), ``queue_waiting`` (requests
 parked before admission), ``queue_inflight`` (admitted, waiting for or using the pool),
 ``episodes_open`` and ``episodes_expired_total``. Domain labels are the ids of registered domains
 only (an unknown id counts as ``unknown``), so a client cannot blow up the label set.
@@ -35,6 +37,8 @@ class Metrics:
                                         ["domain"], buckets=LATENCY_BUCKETS, registry=r)
         self.errors = Counter("rlhub_verifier_errors_total", "Samples that could not be verified",
                               ["domain", "kind"], registry=r)
+        self.retries = Counter("rlhub_infra_retries_total", "Verifications repeated after an "
+                               "infrastructure failure", ["domain", "failure"], registry=r)
         self.waiting = Gauge("rlhub_queue_waiting", "Requests parked before admission",
                              registry=r)
         self.inflight = Gauge("rlhub_queue_inflight", "Admitted requests not yet answered",

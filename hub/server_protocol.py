@@ -5,12 +5,14 @@ OpenRLHF posts one sample per request on a fresh connection::
     {"query": [prompt + response], "prompts": [prompt], "labels": [label]}
 
 ``query`` is ``tokenizer.decode(prompt_ids + response_ids, skip_special_tokens=False)``. The
-response is recovered by removing ``prompts[i]`` as an exact prefix of ``query[i]``; nothing else
-is ever guessed. When the prompt is not a prefix (OpenRLHF left-truncates prompts that do not fit
-``--data.max_len``, and the decoded truncated prompt is no longer the original string) the sample
-is *not* verified: it gets the domain's minimum reward with ``prompt_mismatch = 1`` and
-``error = 1``, so the problem shows in the logs instead of as a silently wrong reward. Trailing
-end-of-turn tokens (``<|im_end|>``, ``</s>``, ...) are then stripped from the response.
+response is what follows ``prompts[i]`` in ``query[i]``: an exact prefix, or else a prefix that
+differs only in whitespace (decoding is not the inverse of encoding: a tokenizer may clean up
+spaces before punctuation, ``" ,"`` -> ``","``, or add one after a special token,
+``"<s> [INST]"``). When the prompt is not a prefix even so (OpenRLHF left-truncates prompts that
+do not fit ``--data.max_len``) the sample is *not* verified: it gets the domain's minimum reward
+with ``prompt_mismatch = 1``, ``error = 1`` and failure class ``label``, so the problem shows in
+the logs instead of as a silently wrong reward. Trailing end-of-turn tokens (``<|im_end|>``,
+``</s>``, ...) are then stripped from the response.
 
 A label is a JSON string (what ``rlhub export`` writes) or an object: ``{"domain": ID, "task":
 {...}}`` with the task as :meth:`rlhub.Task.to_dict` gives it.
@@ -26,6 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlhub.failures import FAILURES, is_trainable
 from rlhub.task import Task
 
 #: Trailing special tokens removed from a response before verification (``--strip-token``).
@@ -40,8 +43,16 @@ DEFAULT_STRIP_TOKENS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|
 #: - ``repair_turns``: failed attempts before the last one (always 0 for single-turn rewards);
 #: - ``verify_ms``: verification wall time in milliseconds;
 #: - ``error``: 1 when the label was malformed, the prompt did not match, or verification failed;
-#: - ``prompt_mismatch``: 1 when ``prompts[i]`` was not a prefix of ``query[i]``.
-LOG_KEYS = ("passed", "format_ok", "repair_turns", "verify_ms", "error", "prompt_mismatch")
+#: - ``prompt_mismatch``: 1 when ``prompts[i]`` was not a prefix of ``query[i]``;
+#: - ``retries``: attempts repeated for this sample after an infrastructure failure or a dropped
+#:   connection (by the server, or by the OpenRLHF agent module);
+#: - ``trainable``: 1 when the reward is the model's own outcome (failure class ``none``,
+#:   ``answer`` or ``timeout``, see :mod:`rlhub.failures`), 0 when it is a fault of the hub;
+#: - ``failure_<class>``: 1 for the sample's failure class, one key per class of
+#:   :data:`rlhub.failures.FAILURES` (exactly one of them is 1).
+FAILURE_KEYS = tuple(f"failure_{name}" for name in FAILURES)
+LOG_KEYS = ("passed", "format_ok", "repair_turns", "verify_ms", "error", "prompt_mismatch",
+            "retries", "trainable", *FAILURE_KEYS)
 FORMAT_COMPONENTS = ("format", "valid_json", "valid")
 
 
@@ -70,11 +81,25 @@ class Outcome:
     error: str | None = None
 
     @classmethod
-    def failure(cls, reward: float, error: str, *, prompt_mismatch: bool = False) -> Outcome:
-        logs = dict.fromkeys(LOG_KEYS, 0.0)
+    def failure(cls, reward: float, error: str, failure: str, *,
+                prompt_mismatch: bool = False) -> Outcome:
+        logs = failure_logs(failure)
         logs["error"] = 1.0
         logs["prompt_mismatch"] = float(prompt_mismatch)
         return cls(reward, 0.0, logs, error)
+
+    @property
+    def failure_class(self) -> str:
+        return next(k[len("failure_"):] for k in FAILURE_KEYS if self.logs.get(k))
+
+
+def failure_logs(failure: str, **values: float) -> dict[str, float]:
+    """``extra_logs`` values with exactly :data:`LOG_KEYS`: ``values``, 0 elsewhere, and the keys
+    of failure class ``failure`` (``trainable`` and its one-hot ``failure_<class>``)."""
+    logs = {key: float(values.get(key, 0.0)) for key in LOG_KEYS}
+    logs["trainable"] = float(is_trainable(failure))
+    logs[f"failure_{failure}"] = 1.0
+    return logs
 
 
 def parse_label(label: Any) -> tuple[str, Task]:
@@ -103,8 +128,34 @@ def parse_label(label: Any) -> tuple[str, Task]:
 
 
 def split_query(query: str, prompt: str) -> str | None:
-    """The response part of ``query``, or None when ``prompt`` is not its exact prefix."""
-    return query[len(prompt):] if query.startswith(prompt) else None
+    """The response part of ``query``, or None when ``prompt`` is not its prefix (exactly, or
+    up to whitespace: see the module docstring)."""
+    if query.startswith(prompt):
+        return query[len(prompt):]
+    end = _loose_prefix_end(query, prompt)
+    return None if end is None else query[end:]
+
+
+def _loose_prefix_end(query: str, prompt: str) -> int | None:
+    """Where ``prompt`` ends in ``query`` when the two agree on every non-whitespace character.
+
+    The prompt's trailing whitespace (the ``"\n"`` after ``assistant``) is consumed from the
+    query only where the query has it, so no character of the response is ever taken.
+    """
+    body = prompt.rstrip()
+    i = 0
+    for char in body:
+        if char.isspace():
+            continue
+        while i < len(query) and query[i].isspace():
+            i += 1
+        if i == len(query) or query[i] != char:
+            return None
+        i += 1
+    for char in prompt[len(body):]:
+        if i < len(query) and query[i] == char:
+            i += 1
+    return i
 
 
 def strip_trailing_tokens(text: str, tokens: tuple[str, ...] = DEFAULT_STRIP_TOKENS) -> str:
@@ -164,9 +215,9 @@ def outcome_from_score(score: dict[str, Any], reward_range: tuple[float, float],
     passed = bool(score.get("passed"))
     components = score.get("components") or {}
     fmt = next((components[k] for k in FORMAT_COMPONENTS if k in components), float(passed))
-    logs = {"passed": float(passed), "format_ok": float(fmt), "repair_turns": 0.0,
-            "verify_ms": float(verify_ms), "error": float(score.get("error") is not None),
-            "prompt_mismatch": 0.0}
+    failure = str(score.get("failure") or ("none" if passed else "answer"))
+    logs = failure_logs(failure, passed=float(passed), format_ok=float(fmt),
+                        verify_ms=float(verify_ms), error=float(score.get("error") is not None))
     return Outcome(reward, (reward - lo) / (hi - lo), logs, score.get("error"))
 
 

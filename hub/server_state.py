@@ -1,20 +1,20 @@
-"""The server's bounded state: live episodes, and the scheduler with its task leases and groups.
+"""The server's bounded state: live episodes, and the scheduler with its task leases.
 
 Everything here is bounded in memory. Episodes expire after ``ttl_s`` without a step and the
-oldest is evicted when ``max_episodes`` are open. The scheduler's per-slot leases and the reward
-groups being collected are capped the same way (oldest first).
+oldest is evicted when ``max_episodes`` are open; task leases expire after ``ttl_s`` and the
+oldest goes when ``max_open`` are held.
 
-Task leases keep GRPO groups intact. OpenRLHF runs ``n_samples_per_prompt`` independent agent
-instances per dataset prompt; when the agent replaces that prompt with a scheduler-chosen task,
-all n instances must get the *same* task. They ask ``/v1/sample`` with the same ``slot`` (derived
-from the dataset label) and ``group_size`` n: the first request draws a task from the scheduler
-and opens a lease; the next n - 1 requests with that slot get the same task; the request after
-that opens a new lease (the same dataset row seen again, next epoch).
+Task leases keep GRPO groups intact. OpenRLHF runs ``n_samples_per_prompt`` agent instances per
+dataset prompt; when the agent replaces that prompt with a scheduler-chosen task, all n must play
+the *same* task. The agent names each prompt group with a fresh lease key (one per OpenRLHF
+rollout call, never derived from the label, so two rows with the same label get two leases) and
+asks ``/v1/sample`` for ``{"lease": KEY}``: the first request with a key draws a task from the
+scheduler, every later one with that key gets the same task. A lease is never used up, so a
+retried request cannot push a group member onto another task.
 
-Group rewards reach the scheduler either whole (``observe(domain, [[r, ...], ...])``) or one
-sample at a time tagged with a group key (the lease id) and the group size: the server collects
-them and observes the group when it is complete. A group left incomplete for ``ttl_s`` is observed
-with the rewards it has when it has at least two, else dropped (a 1-sample group has no variance).
+Group rewards reach the scheduler whole (``observe(domain, [[r, ...], ...])``): the agent collects
+a group's rewards itself and reports it once, under an ``Idempotency-Key``, so a retried report
+is not counted twice.
 """
 
 from __future__ import annotations
@@ -84,26 +84,15 @@ def new_id() -> str:
 
 @dataclass
 class Lease:
-    """A task handed to the ``group_size`` agent instances of one dataset slot."""
+    """The task handed to every request with one lease key."""
 
-    id: str
+    key: str
     task: Task
-    remaining: int
-    created: float = field(default_factory=time.monotonic)
-
-
-@dataclass
-class Group:
-    """Rewards of one prompt group being collected sample by sample."""
-
-    domain: str
-    size: int
-    rewards: list[float] = field(default_factory=list)
     created: float = field(default_factory=time.monotonic)
 
 
 class SchedulerHub:
-    """The server's scheduler (optional), made thread-safe, with leases and group collection."""
+    """The server's scheduler (optional), made thread-safe, with its task leases."""
 
     def __init__(self, scheduler: Any | None, ttl_s: float = 900.0, max_open: int = 100_000):
         self.scheduler = scheduler
@@ -111,9 +100,7 @@ class SchedulerHub:
         self.ttl_s = ttl_s
         self.max_open = max_open
         self.leases: OrderedDict[str, Lease] = OrderedDict()
-        self.groups: OrderedDict[str, Group] = OrderedDict()
         self.observed_groups = 0
-        self.dropped_groups = 0
 
     @property
     def enabled(self) -> bool:
@@ -127,25 +114,22 @@ class SchedulerHub:
         with self.lock:
             return self.scheduler.sample(n)
 
-    def lease(self, slot: str, group_size: int) -> Lease:
-        """The task for the next agent instance of ``slot`` (see the module docstring)."""
+    def lease(self, key: str) -> Task:
+        """The task of lease ``key``: drawn from the scheduler on first sight, then the same."""
         with self.lock:
             self._expire_leases()
-            lease = self.leases.get(slot)
-            if lease is None or lease.remaining <= 0:
-                lease = Lease(new_id(), self.scheduler.sample(1)[0], max(1, group_size))
-                self.leases[slot] = lease
-                self.leases.move_to_end(slot)
-            lease.remaining -= 1
-            return lease
+            lease = self.leases.get(key)
+            if lease is None:
+                lease = self.leases[key] = Lease(key, self.scheduler.sample(1)[0])
+            return lease.task
 
     def _expire_leases(self) -> None:
         now = time.monotonic()
         while self.leases:
-            slot, lease = next(iter(self.leases.items()))
+            key, lease = next(iter(self.leases.items()))
             if now - lease.created <= self.ttl_s and len(self.leases) < self.max_open:
                 break
-            del self.leases[slot]
+            del self.leases[key]
 
     def observe(self, domain: str, group_rewards: list[list[float]]) -> int:
         """Record whole groups; returns the zero-variance count (see ``Scheduler.observe``)."""
@@ -154,36 +138,7 @@ class SchedulerHub:
             self.observed_groups += len(group_rewards)
             return int(zero or 0)
 
-    def record(self, domain: str, group: str, reward: float, size: int) -> bool:
-        """Add one sample's reward to group ``group``; True when that completed the group."""
-        with self.lock:
-            self._expire_groups()
-            entry = self.groups.get(group)
-            if entry is None:
-                entry = self.groups[group] = Group(domain, max(1, size))
-            entry.rewards.append(float(reward))
-            if len(entry.rewards) < entry.size:
-                return False
-            del self.groups[group]
-            self.scheduler.observe(entry.domain, [entry.rewards])
-            self.observed_groups += 1
-            return True
-
-    def _expire_groups(self) -> None:
-        now = time.monotonic()
-        while self.groups:
-            key, entry = next(iter(self.groups.items()))
-            if now - entry.created <= self.ttl_s and len(self.groups) < self.max_open:
-                break
-            del self.groups[key]
-            if len(entry.rewards) >= 2:
-                self.scheduler.observe(entry.domain, [entry.rewards])
-                self.observed_groups += 1
-            else:
-                self.dropped_groups += 1
-
     def state(self) -> dict[str, Any]:
         with self.lock:
             return {"enabled": self.enabled, "open_leases": len(self.leases),
-                    "open_groups": len(self.groups), "observed_groups": self.observed_groups,
-                    "dropped_groups": self.dropped_groups}
+                    "observed_groups": self.observed_groups}

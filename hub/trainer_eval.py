@@ -35,16 +35,24 @@ class ScoreCache:
         self._scores: OrderedDict[tuple[str, str], Score] = OrderedDict()
 
     def scores(self, tasks: list[Task], completions: list[str]) -> list[Score]:
-        """One score per (task, completion); each distinct pair is verified once."""
+        """One score per (task, completion); each distinct pair is verified once.
+
+        Hits are taken (and made most recent) before any new verdict is stored, so storing one
+        can never evict a verdict this batch still needs.
+        """
         keys = [(t.id, c) for t, c in zip(tasks, completions)]
-        todo = {k: (t, c) for k, t, c in zip(keys, tasks, completions) if k not in self._scores}
-        fresh: dict[tuple[str, str], Score] = {}
+        known = {k: self._hit(k) for k in keys if k in self._scores}
+        todo = {k: (t, c) for k, t, c in zip(keys, tasks, completions) if k not in known}
         if todo:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                fresh = dict(zip(todo, pool.map(lambda tc: self._verify(*tc), todo.values())))
-            for key, score in fresh.items():
-                self._remember(key, score, todo[key][0])
-        return [fresh[k] if k in fresh else self._scores[k] for k in keys]
+                known.update(zip(todo, pool.map(lambda tc: self._verify(*tc), todo.values())))
+            for key, (task, _) in todo.items():
+                self._remember(key, known[key], task)
+        return [known[k] for k in keys]
+
+    def _hit(self, key: tuple[str, str]) -> Score:
+        self._scores.move_to_end(key)
+        return self._scores[key]
 
     def _verify(self, task: Task, completion: str) -> Score:
         return self.domains[task.domain].verify(task, completion)

@@ -36,6 +36,8 @@ def serve(
                                           "default list)."),
     episode_ttl: float = typer.Option(900.0, "--episode-ttl", help="Seconds an idle episode "
                                       "lives."),
+    infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Times a verification "
+                                      "is repeated after a sandbox, verifier or judge failure."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
@@ -43,7 +45,8 @@ def serve(
 
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
                           mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
-                          episode_ttl_s=episode_ttl, log_level=log_level)
+                          episode_ttl_s=episode_ttl, infra_retries=infra_retries,
+                          log_level=log_level)
     if workers:
         config.workers = workers
     if strip_token:
@@ -62,15 +65,21 @@ def export(
     split: str = typer.Option(None, "--split", help="Task split [the mixture's, usually train]."),
     seed: int = typer.Option(None, "--seed", help="Task seed [the mixture's]."),
     start: int = typer.Option(0, "--start", min=0, help="First task index of every domain."),
+    role: str = typer.Option(None, "--role", help="train (the scheduler may replace and observe "
+                             "the rows) or eval (always played as written) [train for the train "
+                             "split, else eval]."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Write an OpenRLHF prompt dataset (prompt, label, datasource, gold) from a mixture."""
-    from rlhub.hub.export import export_tasks, write_jsonl
+    from rlhub.hub.export import default_role, export_tasks, write_jsonl
+    from rlhub.scheduler import load_mixture
 
-    tasks, counts = export_tasks(mixture, n, get_registry(), split=split, seed=seed, start=start)
-    written = write_jsonl(out, tasks)
+    registry = get_registry()
+    tasks, counts = export_tasks(mixture, n, registry, split=split, seed=seed, start=start)
+    role = role or default_role(split or load_mixture(mixture, registry)["split"])
+    written = write_jsonl(out, tasks, role)
     if json_out:
-        emit_json({"out": str(out), "rows": written, "counts": counts})
+        emit_json({"out": str(out), "rows": written, "role": role, "counts": counts})
         return
     typer.echo(f"wrote {written} rows to {out}", err=True)
     for domain, k in counts.items():

@@ -85,3 +85,33 @@ def test_write_jsonl_leaves_no_temporary_file(tmp_path: Path) -> None:
     tasks, _ = export_tasks(MIXTURE, 3, registry())
     assert write_jsonl(tmp_path / "d" / "p.jsonl", tasks) == 3
     assert [p.name for p in (tmp_path / "d").iterdir()] == ["p.jsonl"]
+
+
+def test_rows_of_a_held_out_split_are_eval_rows_and_train_rows_say_so(tmp_path: Path) -> None:
+    from rlhub.cli import app
+
+    mix = tmp_path / "mix.json"
+    mix.write_text(json.dumps(MIXTURE))
+
+    def roles(*extra: str) -> set[str]:
+        out = tmp_path / "rows.jsonl"
+        result = CliRunner().invoke(app, ["export", "--mixture", str(mix), "-n", "4",
+                                          "--out", str(out), *extra])
+        assert result.exit_code == 0, result.output
+        return {json.loads(json.loads(line)["label"])["role"]
+                for line in out.read_text().splitlines()}
+
+    assert roles() == {"train"}
+    assert roles("--split", "test") == {"eval"}
+    assert roles("--split", "test", "--role", "train") == {"train"}
+
+
+def test_a_label_without_a_role_is_never_a_training_row() -> None:
+    from rlhub.hub.export import label_of, role_of
+
+    task = Task("a", "x/y-v1", "hello")
+    assert role_of(json.loads(label_of(task, "train"))) == "train"
+    assert role_of({"domain": "x/y-v1", "task": task.to_dict()}) == "eval"
+    assert role_of("not decoded") == "eval"
+    with pytest.raises(SchedulerError, match=r"expected a role in \('train', 'eval'\)"):
+        label_of(task, "both")

@@ -1,92 +1,82 @@
 """OpenRLHF 0.11.2's own single-turn executor and HTTP reward client against a real `rlhub serve`.
 
-The executor, its aiohttp client and the experience conversion are OpenRLHF's code; the tokenizer
-is rlhub's character-level tiny tokenizer (a real ``PreTrainedTokenizerFast`` with a chat
-template); the engine is a scripted stand-in for vLLM, which cannot run on a CPU.
+The executor, its aiohttp client and the experience conversion are OpenRLHF's code; the engine is
+the vLLM-faithful fake of :mod:`openrlhf_fakes` (the stop token in the ids, not in the text), and
+the tokenizers are rlhub's tiny one and offline builds of the Qwen2, Llama-3 and Mistral families
+(:mod:`offline_tokenizers`), whose decoding does not give back the prompt string exactly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
+import flakyplug
 import pytest
 
 pytest.importorskip("openrlhf", reason="openrlhf is not installed (pip install --no-deps "
                     "openrlhf==0.11.2)")
 pytest.importorskip("aiohttp", reason="aiohttp is not installed (pip install 'rlhub[serve]')")
 
-from rlhub import registry
-from rlhub.hub.export import as_messages, label_of
-from rlhub.hub.server_process import ServerProcess
-from rlhub.hub.server_protocol import LOG_KEYS
+sys.path.insert(0, str(Path(__file__).parent))
+
+import offline_tokenizers  # noqa: E402
+from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel  # noqa: E402
+from rlhub import Registry, registry  # noqa: E402
+from rlhub.hub.export import as_messages, label_of  # noqa: E402
+from rlhub.hub.server_process import ServerProcess  # noqa: E402
+from rlhub.hub.server_protocol import LOG_KEYS  # noqa: E402
 
 HARNESS = Path(__file__).with_name("test_openrlhf_harness.py")
 DOMAINS = ("math/arithmetic-l1-v1", "code/py-roman-v1", "instruct/lowercase-v1",
            "structured/json-schema-l1-v1")
 
 
-@dataclass
-class SamplingParams:
-    """The fields of vLLM's ``SamplingParams`` that OpenRLHF's executors read and write."""
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from rlhub.policy.tiny import build_tokenizer
 
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int | None = None
-    min_tokens: int = 1
-    skip_special_tokens: bool = False
-    logprobs: int | None = None
-
-
-class ScriptedEngine:
-    """Answers each ``generate`` call with the next scripted completion, as vLLM would."""
-
-    def __init__(self, tokenizer: Any, completions: list[str]):
-        self.tokenizer = tokenizer
-        self.completions = list(completions)
-        self.calls: list[tuple[list[int], SamplingParams]] = []
-
-    async def generate(self, prompt_token_ids: list[int], sampling_params: SamplingParams,
-                       multi_modal_data: Any = None) -> Any:
-        self.calls.append((list(prompt_token_ids), sampling_params))
-        text = self.completions.pop(0)
-        ids = self.tokenizer(text=text, add_special_tokens=False)["input_ids"]
-        output = SimpleNamespace(token_ids=ids, text=text, finish_reason="stop", logprobs=None)
-        return SimpleNamespace(outputs=[output])
+    path = tmp_path_factory.mktemp("tiny")
+    build_tokenizer().save_pretrained(path)
+    return str(path)
 
 
 @pytest.fixture(scope="module")
-def tokenizer() -> Any:
-    from rlhub.policy.tiny import build_tokenizer
+def tokenizer(tiny_dir: str) -> Any:
+    from transformers import AutoTokenizer
 
-    return build_tokenizer()
+    return AutoTokenizer.from_pretrained(tiny_dir)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     home = tmp_path_factory.mktemp("serve_home")
-    with ServerProcess(["--workers", "4"], env={"RLHUB_HOME": str(home)}) as proc:
+    with ServerProcess(["--workers", "4"], env={"RLHUB_HOME": str(home),
+                                                "RLHUB_PLUGINS": "flakyplug"}) as proc:
         yield proc
 
 
 def chat(tokenizer: Any, task: Any) -> str:
+    """The templated prompt, as OpenRLHF's ``PromptDataset`` builds it."""
     return tokenizer.apply_chat_template(as_messages(task.prompt), tokenize=False,
                                          add_generation_prompt=True)
 
 
-def run_single(server: Any, tokenizer: Any, task: Any, completion: str,
-               max_length: int = 8192, max_tokens: int | None = None) -> dict[str, Any]:
+def run_single(server: Any, model_dir: str, task: Any, completion: str,
+               max_length: int = 8192, max_tokens: int | None = None, label: Any = None,
+               tokenizer: Any = None) -> dict[str, Any]:
+    """OpenRLHF's single-turn executor on one sample, the model answering ``completion``."""
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
     executor = SingleTurnAgentExecutor([server.url + "/get_reward"])
-    engine = ScriptedEngine(tokenizer, [completion])
-    params = SamplingParams(max_tokens=max_tokens)
-    return asyncio.run(executor.execute(chat(tokenizer, task), label_of(task), params,
-                                        max_length, tokenizer, engine))
+    engine = ActorView(FakeEngine(model_dir, ScriptedModel("unused", default=[completion])))
+    tokenizer = tokenizer or engine.engine.tokenizer
+    params = SamplingParams(max_tokens=max_tokens, skip_special_tokens=False)
+    return asyncio.run(executor.execute(chat(tokenizer, task), label_of(task) if label is None
+                                        else label, params, max_length, tokenizer, engine))
 
 
 def convert(outputs: list[dict[str, Any]], tmp_path: Path, max_len: int = 8192) -> dict[str, Any]:
@@ -103,12 +93,12 @@ def convert(outputs: list[dict[str, Any]], tmp_path: Path, max_len: int = 8192) 
 
 
 def test_the_single_turn_executor_scores_gold_at_max_and_wrong_at_min_in_every_domain(
-        server: Any, tokenizer: Any, tmp_path: Path) -> None:
+        server: Any, tiny_dir: str, tmp_path: Path) -> None:
     outputs = []
     for domain_id in DOMAINS:
         task = registry().get(domain_id).sample(1, seed=3)[0]
-        gold = run_single(server, tokenizer, task, task.gold + "<eos>")
-        wrong = run_single(server, tokenizer, task, "I do not know.<eos>")
+        gold = run_single(server, tiny_dir, task, task.gold)
+        wrong = run_single(server, tiny_dir, task, "I do not know.")
         assert gold["reward"] == [1.0], (domain_id, gold["extra_logs"])
         assert gold["scores"] == [1.0]
         assert wrong["reward"] == [0.0], domain_id
@@ -123,10 +113,11 @@ def test_the_single_turn_executor_scores_gold_at_max_and_wrong_at_min_in_every_d
     assert set(LOG_KEYS) <= set(converted["info_keys"])
 
 
-def test_a_left_truncated_prompt_is_flagged_and_not_verified(server: Any, tokenizer: Any) -> None:
+def test_a_left_truncated_prompt_is_flagged_and_not_verified(
+        server: Any, tiny_dir: str, tokenizer: Any) -> None:
     task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
     prompt_len = len(tokenizer(text=chat(tokenizer, task), add_special_tokens=False)["input_ids"])
-    out = run_single(server, tokenizer, task, task.gold + "<eos>",
+    out = run_single(server, tiny_dir, task, task.gold,
                      max_length=prompt_len - 10 + 64, max_tokens=64)
     assert out["reward"] == [0.0]
     assert out["extra_logs"]["prompt_mismatch"] == [1.0]
@@ -134,15 +125,29 @@ def test_a_left_truncated_prompt_is_flagged_and_not_verified(server: Any, tokeni
 
 
 def test_a_malformed_label_gets_a_zero_reward_instead_of_a_lost_sample(
-        server: Any, tokenizer: Any) -> None:
-    from openrlhf.utils.agent import SingleTurnAgentExecutor
-
-    executor = SingleTurnAgentExecutor([server.url + "/get_reward"])
-    engine = ScriptedEngine(tokenizer, ["42<eos>"])
-    out = asyncio.run(executor.execute("user: hi\nassistant: ", "not json", SamplingParams(),
-                                       256, tokenizer, engine))
+        server: Any, tiny_dir: str) -> None:
+    task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    out = run_single(server, tiny_dir, task, "42", label="not json")
     assert out["reward"] == [0.0]
-    assert out["extra_logs"]["error"] == [1.0]
+    assert out["extra_logs"]["error"] == [1.0] and out["extra_logs"]["failure_label"] == [1.0]
+
+
+@pytest.mark.parametrize("family", ["qwen2", "llama3", "llama3-transformers4", "mistral"])
+def test_a_prompt_that_decodes_differently_is_still_matched_and_verified(
+        server: Any, family: str, tmp_path: Path) -> None:
+    """Mistral decodes ``<s>[INST]`` as ``<s> [INST]``; Llama-3's config asks for the space
+    clean-up that transformers 4 applied (`` ,`` -> ``,``), forced here as transformers 4 did."""
+    from transformers import AutoTokenizer
+
+    folder = offline_tokenizers.build(family.split("-")[0], tmp_path / family)
+    tokenizer = AutoTokenizer.from_pretrained(
+        folder, clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output=
+        family.endswith("transformers4"))
+    task = Registry(plugins=[flakyplug], autoload=False).get("flaky/ok-v1").task("train", 0, 3)
+    assert " ," in task.prompt and " !" in task.prompt
+    out = run_single(server, str(folder), task, "ok", tokenizer=tokenizer)
+    assert out["reward"] == [1.0], out["extra_logs"]
+    assert out["extra_logs"]["prompt_mismatch"] == [0.0]
 
 
 def test_the_http_client_gets_empty_lists_for_an_empty_shard(server: Any) -> None:

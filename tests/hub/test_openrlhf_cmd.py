@@ -74,9 +74,7 @@ def test_agent_mode_passes_the_agent_module_and_its_environment(parsed: dict) ->
     assert args["reward"]["remote_url"] == ["agent"]  # OpenRLHF rewrites it, then splits on ","
     assert args["algo"]["advantage"]["estimator"] == "gae"
     runtime = json.loads(plan.command[plan.command.index("--runtime-env-json") + 1])
-    assert runtime["env_vars"] == {"RLHUB_SERVER_URL": URL, "RLHUB_GROUP_SIZE": "8",
-                                   "RLHUB_SCHEDULE": "1",
-                                   "RLHUB_TOKENIZER": "Qwen/Qwen2.5-1.5B-Instruct"}
+    assert runtime["env_vars"] == {"RLHUB_SERVER_URL": URL, "RLHUB_SCHEDULE": "1"}
 
 
 def test_rloo_without_dynamic_filtering_parses(parsed: dict) -> None:
@@ -99,6 +97,11 @@ def test_the_parser_is_real_it_rejects_the_pre_0_10_2_flag(parsed: dict) -> None
     ({"mode": "both"}, "field mode: expected one of ('reward', 'agent'), found 'both'"),
     ({"algo": "ppo", "n_samples_per_prompt": 1, "dynamic_filtering": [0, 1]},
      "dynamic_filtering needs n_samples_per_prompt >= 2, found 1"),
+    ({"n_samples_per_prompt": 8, "openrlhf": {"rollout.n_samples_per_prompt": 4}},
+     "n_samples_per_prompt is 8 but openrlhf: rollout.n_samples_per_prompt is 4; give the group "
+     "size in one place"),
+    ({"n_samples_per_prompt": None, "openrlhf": {"rollout.n_samples_per_prompt": 1}},
+     "algo grpo needs n_samples_per_prompt >= 2, found 1"),
 ])
 def test_bad_configs_are_refused_before_openrlhf_sees_them(overrides: dict, message: str) -> None:
     raw = {**load_config(EXAMPLE), **overrides}
@@ -119,7 +122,10 @@ def test_the_train_command_exports_the_prompts_and_prints_both_commands(tmp_path
     out = json.loads(result.stdout.strip().splitlines()[-1])
     rows = (tmp_path / "run" / "prompts.jsonl").read_text().splitlines()
     assert len(rows) == 12 and sum(out["counts"].values()) == 12
-    assert len((tmp_path / "run" / "eval.jsonl").read_text().splitlines()) == 4
+    held = (tmp_path / "run" / "eval.jsonl").read_text().splitlines()
+    assert len(held) == 4
+    assert {json.loads(json.loads(r)["label"])["role"] for r in rows} == {"train"}
+    assert {json.loads(json.loads(r)["label"])["role"] for r in held} == {"eval"}
     assert out["serve_command"][:2] == ["rlhub", "serve"]
     mixture = out["serve_command"][out["serve_command"].index("--mixture") + 1]
     assert mixture == str(tmp_path / "run" / "mixture.yaml") and Path(mixture).is_file()
@@ -181,3 +187,34 @@ def test_a_lock_that_does_not_match_stops_the_run_before_anything_is_written(
     assert result.exit_code == 2
     assert f"refusing to run: the environment differs from the lock {lock}" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_the_group_size_given_only_to_openrlhf_is_the_one_everything_uses() -> None:
+    from rlhub.hub.openrlhf_cmd import group_size
+
+    raw = {**load_config(EXAMPLE), "n_samples_per_prompt": None,
+           "openrlhf": {"rollout.n_samples_per_prompt": 4}}
+    plan = build_command(load_config(raw), "/data/p.jsonl", URL)
+    argv = train_ppo_argv(plan)
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--rollout.n_samples_per_prompt"] \
+        == ["4"]
+    assert group_size(raw) == 4
+
+
+def test_submitting_to_a_hub_that_cannot_serve_the_job_is_refused_at_launch(
+        tmp_path: Path) -> None:
+    from rlhub.hub.openrlhf_cmd import check_server
+    from rlhub.hub.server_process import ServerProcess
+
+    agent = {**load_config(EXAMPLE), "mode": "agent", "schedule": True}
+    with ServerProcess(["--workers", "1"], env={"RLHUB_HOME": str(tmp_path)}) as server:
+        with pytest.raises(TrainerError) as no_scheduler:
+            check_server(server.url, agent, ["math/arithmetic-l1-v1"])
+        with pytest.raises(TrainerError) as missing:
+            check_server(server.url, {**agent, "schedule": False},
+                         ["flaky/ok-v1", "math/arithmetic-l1-v1"])
+        check_server(server.url, {**agent, "schedule": False}, ["math/arithmetic-l1-v1"])
+    assert "runs without --mixture, so it has no scheduler" in str(no_scheduler.value)
+    assert "the hub does not serve 1 domain(s) of the mixture (flaky/ok-v1)" in str(missing.value)
+    with pytest.raises(TrainerError, match="expected `rlhub serve` at"):
+        check_server("http://127.0.0.1:9", agent, [])

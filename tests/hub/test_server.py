@@ -122,14 +122,6 @@ def test_sampling_a_domain_is_deterministic_and_validated(client: TestClient) ->
     assert client.post("/v1/sample", json={"domain": "math/nope-v1"}).status_code == 404
 
 
-def test_a_slot_lease_gives_one_scheduler_task_to_a_whole_group(client: TestClient) -> None:
-    got = [client.post("/v1/sample", json={"slot": "row-17", "group_size": 3}).json()
-           for _ in range(4)]
-    assert len({g["lease"] for g in got[:3]}) == 1 and got[3]["lease"] != got[0]["lease"]
-    assert len({g["tasks"][0]["id"] for g in got[:3]}) == 1
-    assert got[0]["tasks"][0]["domain"] in MIXTURE["domains"]
-
-
 def test_an_episode_repairs_and_its_step_rewards_sum_to_the_discounted_return(
         client: TestClient) -> None:
     task = registry().get("code/py-roman-v1").sample(1, seed=3)[0]
@@ -155,25 +147,19 @@ def test_an_episode_can_be_opened_by_index_and_closed_early(client: TestClient) 
     assert closed == {"episode_id": episode["episode_id"], "closed": True}
 
 
-def test_sample_rewards_are_grouped_and_observed_once_the_group_is_complete(
-        client: TestClient) -> None:
+def test_whole_groups_are_observed_and_malformed_reports_are_refused(client: TestClient) -> None:
     before = client.get("/v1/scheduler/weights").json()["observed_groups"]
-    sample = {"domain": "math/arithmetic-l1-v1", "group": "g-1", "group_size": 3}
-    for r in (1.0, 0.0):
-        done = client.post("/v1/scheduler/observe", json={"samples": [{**sample, "reward": r}]})
-        assert done.json()["completed_groups"] == 0
-    done = client.post("/v1/scheduler/observe", json={"samples": [{**sample, "reward": 1.0}]})
-    assert done.json()["completed_groups"] == 1
     whole = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v1",
                                                        "group_rewards": [[1, 1], [0, 1]]})
     assert whole.json() == {"observed_groups": 2, "zero_variance": 1}
     state = client.get("/v1/scheduler/weights").json()
-    assert state["observed_groups"] == before + 3
+    assert state["observed_groups"] == before + 2
     assert set(state["weights"]) == set(MIXTURE["domains"])
     bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v1", "group_rewards": []})
     assert bad.status_code == 400 and "expected a domain of the server's mixture" in bad.text
-    broken = client.post("/v1/scheduler/observe", json={"samples": [{"domain": "x"}]})
-    assert broken.status_code == 400 and "expected each sample as" in broken.text
+    nan = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v1",
+                                                     "group_rewards": [[1, "x"]]})
+    assert nan.status_code == 400 and "expected 'group_rewards' as a list of lists" in nan.text
 
 
 def test_metrics_count_requests_verifications_and_errors(client: TestClient) -> None:
