@@ -4,7 +4,9 @@
 same hashes, see ``rlhub.store.trajectory_provenance``): its
 id and version, the plugin's distribution and version, and ``verifier_code_hash`` — the sha256 of
 the source of the domain's factory module and of its named verifier's module (for a data-only
-domain: the domain file and its dataset too). Change a line of the verifier and the hash changes.
+domain: the domain file and its dataset too; for a bridged domain: the installed versions of the
+distributions its manifest ``requires``, which are also recorded as ``source_versions``). Change a
+line of the verifier, or upgrade the game library a bridge plays, and the hash changes.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def verifier_code_hash(manifest: Manifest) -> str:
         parts += [verifier, module_source_hash(verifier)]
         if verifier == "rlhub.verifiers.pytests":
             parts.append(module_source_hash("rlhub.verifiers.pyharness"))
+    parts += [f"{name}=={version}" for name, version in source_versions(manifest).items()]
     if manifest.source:
         parts.append(sha256_file(manifest.source))
         dataset = manifest.data["params"].get("dataset", "")
@@ -78,9 +81,17 @@ def distribution_version(name: str) -> str:
         return ""
 
 
+def source_versions(manifest: Manifest) -> dict[str, str]:
+    """Installed version of each distribution the manifest ``requires`` ("" when missing)."""
+    return {name: distribution_version(name) for name in sorted(manifest.data.get("requires", {}))}
+
+
 def domain_provenance(manifest: Manifest) -> dict[str, Any]:
-    """The record that pins one domain: ids, versions and the verifier code hash."""
-    return {
+    """The record that pins one domain: ids, versions and the verifier code hash.
+
+    A domain whose manifest ``requires`` other distributions also records ``source_versions``.
+    """
+    record = {
         "domain": manifest.id,
         "domain_version": manifest.version,
         "plugin": manifest.plugin,
@@ -89,3 +100,6 @@ def domain_provenance(manifest: Manifest) -> dict[str, Any]:
         "manifest_hash": sha256_json(manifest.data),
         "verifier_code_hash": verifier_code_hash(manifest),
     }
+    if manifest.data.get("requires"):
+        record["source_versions"] = source_versions(manifest)
+    return record
