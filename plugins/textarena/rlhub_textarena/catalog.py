@@ -65,7 +65,12 @@ GAMES: dict[str, dict[str, Any]] = {
 LEFT_OUT: dict[str, str] = {
     "Bandit": ("pays a wrong final choice its regret (max mean minus the chosen button's mean), "
                "so the worse the choice, the higher the reward"),
+    "Sokoban-v0-medium": ("generating one puzzle takes 15 to 150 seconds (TextArena's room "
+                          "generator), beyond the 10-second budget of a verification"),
+    "FifteenPuzzle": ("cannot be won: solving the puzzle calls SinglePlayerState.set_winners, "
+                      "which TextArena 0.7.4 lacks, so the winning move raises AttributeError"),
 }
+TILE_MOVES = 2  # a 2048 game needs at least target/2 moves or so: each move adds a 2 (or a 4)
 
 REASONS = [  # (pattern in the error, reason)
     (r"Resource '?(\w+)'? not found", "needs the NLTK corpus {0!r}, which cannot be downloaded "
@@ -176,7 +181,7 @@ def build() -> dict[str, Any]:
 def probe(env_id: str, registered: set[str]) -> dict[str, Any] | str:
     """The table row of ``env_id``, or the reason it is left out."""
     game, _ = split_id(env_id)
-    reason = LEFT_OUT.get(env_id) or LEFT_OUT.get(game)
+    reason = LEFT_OUT.get(env_id) or LEFT_OUT.get(game) or _budget_reason(env_id)
     if reason:
         return reason
     try:
@@ -193,6 +198,17 @@ def probe(env_id: str, registered: set[str]) -> dict[str, Any] | str:
         raise SystemExit(f"{env_id}: a single-player game missing from GAMES; read its source "
                          "and add how it pays")
     return _row(env_id, first, registered)
+
+
+def _budget_reason(env_id: str) -> str | None:
+    """2048 has no move limit; a target tile that rlhub's turn budget cannot reach is left out."""
+    from textarena.envs.registration import ENV_REGISTRY
+
+    target = ENV_REGISTRY[env_id].kwargs.get("target_tile")
+    if target and target // TILE_MOVES > NO_LIMIT_TURNS:
+        return (f"the {target} tile takes about {target // TILE_MOVES} moves, more than rlhub's "
+                f"budget of {NO_LIMIT_TURNS} turns for a game without a move limit")
+    return None
 
 
 def _reason(exc: BaseException) -> str:

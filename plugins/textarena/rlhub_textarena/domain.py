@@ -21,7 +21,10 @@ weight 0, because it pays degenerate players (a constant guess in Guess the Numb
 
 from __future__ import annotations
 
+import copy
 import random
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import textarena as ta
@@ -31,6 +34,7 @@ from rlhub.bridges import GameDomain, GameEpisode, RandomScope
 from rlhub.manifest import Manifest
 
 SEED_SPACE = 2**30
+CACHED_GAMES = 64  # reset games kept per domain: some take seconds to generate (Sudoku, RushHour)
 
 
 class Game:
@@ -40,31 +44,47 @@ class Game:
         self.scope = RandomScope(seed)
         self.mode = mode
         self.env = self.scope.run(_make, variant, seed)
-        self.state = self.env.state
-        self.steps = 0
+        self.moves = 0
+        self.invalid = 0
+
+    def fork(self) -> Game:
+        """An independent copy of this game, in the same state and with the same random state."""
+        return self.scope.run(copy.deepcopy, self)
+
+    @property
+    def state(self) -> Any:
+        return self.env.state
 
     def observe(self) -> str:
         _, observation = self.scope.run(self.env.get_observation)
         return render(observation) if self.mode == "chat" else str(observation)
 
     def play(self, action: str) -> bool:
-        self.steps += 1
+        """Play one move; count it as valid or refused (TextArena does not advance its turn)."""
+        turn = self.state.turn
         done, _ = self.scope.run(self.env.step, action)
+        refused = self.state.turn == turn or (done and self.state.game_info[0].get("invalid_move"))
+        self.invalid += bool(refused)
+        self.moves += not refused
         return bool(done)
 
     def result(self) -> tuple[float, str]:
-        """TextArena's reward for the player and its reason, once the game is over."""
+        """TextArena's reward for the player and its reason, once the game is over.
+
+        Countdown, Cryptarithm, Slitherlink and ThreeCardMonte call ``set_invalid_move(progress,
+        reason)`` positionally, swapping TextArena's ``(reason, reward)``: a game lost to invalid
+        moves then "pays" its reason string. That is a loss, scored 0 with the string as feedback.
+        """
         rewards, game_info = self.scope.run(self.env.close)
-        return float((rewards or {}).get(0, 0.0)), str(game_info[0].get("reason", ""))
+        reward, reason = (rewards or {}).get(0, 0.0), str(game_info[0].get("reason", ""))
+        if isinstance(reward, str):
+            return 0.0, f"Invalid Move: {reward}"
+        return float(reward), reason
 
     def partial_credit(self) -> float:
         """TextArena's own credit for an unfinished game (what its turn limit would pay)."""
         credit = getattr(self.env, "_get_percentage_completion", None)
         return float(self.scope.run(credit)) if credit is not None else 0.0
-
-    @property
-    def valid_moves(self) -> int:
-        return int(self.state.turn)
 
 
 def _make(variant: str, seed: int) -> Any:
@@ -88,10 +108,27 @@ class TextArenaDomain(GameDomain):
         self.variants: dict[str, str] = self.params["observations"]
         self.default_mode = str(self.params["observation"])
         self.win_mode = self.params["reward"] == "win"
+        self._games: OrderedDict[tuple[str, int], Game] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def new_game(self, mode: str, seed: int) -> Game:
+        """A fresh game, reset with ``seed``: a fork of a cached reset (resets can take seconds)."""
+        key = (mode, seed)
+        with self._lock:
+            cached = self._games.get(key)
+            if cached is not None:
+                self._games.move_to_end(key)
+        if cached is None:
+            cached = Game(self.variants[mode], seed, mode)
+            with self._lock:
+                self._games[key] = cached
+                while len(self._games) > CACHED_GAMES:
+                    self._games.popitem(last=False)
+        return cached.fork()
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         seed = 2 * rng.randrange(SEED_SPACE) + (split == "test")
-        game = Game(self.variants[self.default_mode], seed, self.default_mode)
+        game = self.new_game(self.default_mode, seed)
         return {"prompt": game.observe(), "answer": None,
                 "meta": {"seed": seed, "env_id": self.params["env_id"],
                          "observation": self.default_mode}}
@@ -109,9 +146,8 @@ class TextArenaDomain(GameDomain):
     def verdict(self, game: Game, reward: float, reason: str, finished: bool) -> Verdict:
         """The components of a finished (or cut-short) game."""
         won = finished and reward >= 1.0
-        invalid = game.steps - game.valid_moves
-        components = {"won": float(won), "game_reward": reward,
-                      "moves": float(game.valid_moves), "invalid_moves": float(max(0, invalid))}
+        components = {"won": float(won), "game_reward": reward, "moves": float(game.moves),
+                      "invalid_moves": float(game.invalid)}
         hi = self.manifest.reward_range[1]
         passed = won if self.win_mode else finished and reward >= hi
         return Verdict(components, passed, reason)
@@ -124,9 +160,7 @@ class TextArenaEpisode(GameEpisode):
 
     def __init__(self, domain: TextArenaDomain, task: Task):
         super().__init__(domain, task)
-        seed = int(task.meta["seed"])
-        mode = domain.mode(task)
-        self.game = Game(domain.variants[mode], seed, mode)
+        self.game = domain.new_game(domain.mode(task), int(task.meta["seed"]))
         self.opening = self.game.observe()  # the task's prompt; later observations are new
 
     def move(self, completion: str) -> tuple[bool, str]:
