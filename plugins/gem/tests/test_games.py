@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 import rlhub
-from players import make_player, ta_players  # noqa: I001 - tests/ is on sys.path
+from gem_players import make_player, ta_players  # noqa: I001 - tests/ is on sys.path
 
 REG = rlhub.registry()
 IDS = [i for i in REG.ids() if i.startswith("gem/")]

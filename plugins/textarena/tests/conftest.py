@@ -1,4 +1,4 @@
-"""The scripted players in players.py are imported by name from the tests beside it."""
+"""The scripted players (textarena_players.py) are imported by name from the tests beside it."""
 
 import sys
 from pathlib import Path

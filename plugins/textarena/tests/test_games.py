@@ -9,7 +9,7 @@ import string
 import pytest
 
 import rlhub
-from players import ORACLES, make_player, play  # noqa: I001 - tests/ is on sys.path
+from textarena_players import ORACLES, make_player, play  # noqa: I001 - tests/ is on sys.path
 
 REG = rlhub.registry()
 IDS = [i for i in REG.ids() if i.startswith("textarena/")]

@@ -107,46 +107,51 @@ def mastermind_counting(length: int, colours: int) -> Player:
 
 def minesweeper(env: Any, opening: str) -> Player:
     """Single-cell and subset deductions; when stuck, the cell least likely to hide a mine."""
-    rows, cols = env.rows, env.cols
+    def play(observation: str) -> str:
+        gs = env.state.game_state
+        _, (r, c) = sweep(env.rows, env.cols, env.num_mines, gs["revealed"], gs["grid"])
+        return f"[{r} {c}]"
+    return play
 
+
+def sweep(rows: int, cols: int, num_mines: int, revealed: list[list[bool]],
+          grid: list[list[int]]) -> tuple[set[tuple[int, int]], tuple[int, int]]:
+    """(the cells known to be mines, the cell to reveal next)."""
     def neighbours(r: int, c: int) -> list[tuple[int, int]]:
         return [(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
                 if (dr or dc) and 0 <= r + dr < rows and 0 <= c + dc < cols]
 
-    def play(observation: str) -> str:
-        revealed, grid = env.state.game_state["revealed"], env.state.game_state["grid"]
-        hidden = [(r, c) for r, c in itertools.product(range(rows), range(cols))
-                  if not revealed[r][c]]
-        if len(hidden) == rows * cols:
-            return f"[{rows // 2} {cols // 2}]"
-        mines: set[tuple[int, int]] = set()
-        safe: set[tuple[int, int]] = set()
-        for _ in range(4):  # propagate until nothing new is found
-            constraints = []
-            for r, c in itertools.product(range(rows), range(cols)):
-                if revealed[r][c]:
-                    cells = frozenset(p for p in neighbours(r, c) if not revealed[p[0]][p[1]]
-                                      and p not in mines and p not in safe)
-                    count = grid[r][c] - sum(p in mines for p in neighbours(r, c))
-                    if cells:
-                        constraints.append((cells, count))
-            for cells, count in constraints:
-                (mines if count == len(cells) else safe if count == 0 else set()).update(cells)
-            for (a, m), (b, n) in itertools.permutations(constraints, 2):
-                if a < b and n - m == len(b - a):
-                    mines.update(b - a)
-                elif a < b and n == m:
-                    safe.update(b - a)
-        if safe:
-            r, c = min(safe)
-            return f"[{r} {c}]"
-        risk = {p: 0.0 for p in hidden if p not in mines}
+    hidden = [(r, c) for r, c in itertools.product(range(rows), range(cols)) if not revealed[r][c]]
+    if len(hidden) == rows * cols:
+        return set(), (rows // 2, cols // 2)
+    mines: set[tuple[int, int]] = set()
+    safe: set[tuple[int, int]] = set()
+    constraints: list[tuple[frozenset, int]] = []
+    for _ in range(4):  # propagate until nothing new is found
+        constraints = []
+        for r, c in itertools.product(range(rows), range(cols)):
+            if revealed[r][c]:
+                cells = frozenset(p for p in neighbours(r, c) if not revealed[p[0]][p[1]]
+                                  and p not in mines and p not in safe)
+                count = grid[r][c] - sum(p in mines for p in neighbours(r, c))
+                if cells:
+                    constraints.append((cells, count))
         for cells, count in constraints:
-            for p in cells:
-                risk[p] = max(risk.get(p, 0.0), count / len(cells))
-        r, c = min(risk or {p: 0 for p in hidden}, key=lambda p: (risk.get(p, 0.0), p))
-        return f"[{r} {c}]"
-    return play
+            (mines if count == len(cells) else safe if count == 0 else set()).update(cells)
+        for (a, m), (b, n) in itertools.permutations(constraints, 2):
+            if a < b and n - m == len(b - a):
+                mines.update(b - a)
+            elif a < b and n == m:
+                safe.update(b - a)
+    if safe:
+        return mines, min(safe)
+    unknown = [p for p in hidden if p not in mines]
+    density = (num_mines - len(mines)) / max(1, len(unknown))
+    risk = {p: density for p in unknown}
+    for cells, count in constraints:
+        for p in cells:
+            risk[p] = max(risk[p] if risk[p] != density else 0.0, count / len(cells))
+    return mines, min(risk or {p: 0 for p in hidden}, key=lambda p: (risk.get(p, 0.0), p))
 
 
 # -- puzzles with a visible board -----------------------------------------------------------

@@ -2,7 +2,7 @@
 
 They read what GEM shows the policy (its board and feedback), or the same public facts from the
 environment object, and answer in GEM's ``\\boxed{...}`` action format. Search helpers come from
-the TextArena bridge's players (``plugins/textarena/tests/players.py``).
+the TextArena bridge's players (``plugins/textarena/tests/textarena_players.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 _spec = importlib.util.spec_from_file_location(
-    "textarena_players", Path(__file__).parents[2] / "textarena" / "tests" / "players.py")
+    "textarena_players", Path(__file__).parents[2] / "textarena" / "tests" / "textarena_players.py")
 ta_players = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ta_players)
 
@@ -37,16 +37,13 @@ def guess_the_number(env: Any) -> Player:
 
 
 def minesweeper(env: Any) -> Player:
-    class View:  # the TextArena player reads revealed cells' counts from a state like this
-        rows, cols = env.rows, env.cols
-        state = type("S", (), {"game_state": {}})()
-
-    view = View()
-    inner = ta_players.minesweeper(view, "")
-
+    """GEM declares a win only when every mine is flagged: flag known mines, then reveal."""
     def play(observation: str) -> str:
-        view.state.game_state = {"revealed": env.revealed, "grid": env.grid}
-        return "\\boxed{reveal " + inner(observation)[1:-1] + "}"
+        mines, (r, c) = ta_players.sweep(env.rows, env.cols, env.num_mines, env.revealed, env.grid)
+        unflagged = sorted(p for p in mines if not env.flags[p[0]][p[1]])
+        if unflagged:
+            return "\\boxed{flag %d %d}" % unflagged[0]
+        return f"\\boxed{{reveal {r} {c}}}"
     return play
 
 
