@@ -20,13 +20,17 @@ surface (``Domain.verify``, ``/get_reward``, the contract kit) scores exactly a 
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import replace
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 from rlhub.domain import Domain, Episode, StepResult, Verdict
 from rlhub.task import Task
@@ -139,3 +143,56 @@ class GameDomain(Domain):
         episode.max_turns = episode.turn = 1
         over, _ = episode.move(completion)
         return episode.outcome() if over else episode.out_of_turns()
+
+
+class Forkable(Protocol):
+    """A game that can copy itself, state and random state included."""
+
+    def fork(self) -> Any: ...
+
+
+F = TypeVar("F", bound=Forkable)
+
+
+class GameCache:
+    """The last ``size`` freshly reset games by key; :meth:`fresh` hands out forks of them.
+
+    Some games take seconds to generate (a Sudoku with few clues, a Rush Hour board); every
+    episode and one-shot verification of a task starts from the same reset, so it is made once.
+    """
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._games: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def fresh(self, key: Hashable, make: Callable[[], F]) -> F:
+        with self._lock:
+            game = self._games.get(key)
+            if game is not None:
+                self._games.move_to_end(key)
+        if game is None:
+            game = make()
+            with self._lock:
+                self._games[key] = game
+                while len(self._games) > self.size:
+                    self._games.popitem(last=False)
+        return game.fork()
+
+
+def catalog_main(doc: str, build: Callable[[], dict[str, Any]], path: Path,
+                 differences: Callable[[dict[str, Any], dict[str, Any]], list[str]],
+                 argv: list[str] | None = None) -> int:
+    """``python -m <bridge>.catalog [--write | --check]``: regenerate or compare a static catalog."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"rewrite {path.name}")
+    parser.add_argument("--check", action="store_true", help=f"exit 1 if {path.name} differs")
+    args = parser.parse_args(argv)
+    table = build()
+    if args.write:
+        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {path}: {len(table['domains'])} domains, {len(table['left_out'])} left out")
+        return 0
+    lines = differences(json.loads(path.read_text(encoding="utf-8")), table)
+    print("\n".join(lines) or f"{path.name} is up to date")
+    return 1 if lines and args.check else 0

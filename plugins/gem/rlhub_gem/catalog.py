@@ -12,7 +12,6 @@ domains here (:data:`DOMAINS`) are the levels no other plugin provides. Regenera
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import sys
@@ -180,20 +179,23 @@ def build() -> dict[str, Any]:
             "domains": domains, "left_out": left}
 
 
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """One line per top-level key, domain row or left-out entry that differs."""
+    lines = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in ("gem", "license")
+             if old.get(key) != new.get(key)]
+    lines += [f"domains: {old['domains']} -> {new['domains']}"] \
+        if old["domains"] != new["domains"] else []
+    for env_id in sorted(old["left_out"].keys() | new["left_out"].keys()):
+        if old["left_out"].get(env_id) != new["left_out"].get(env_id):
+            lines.append(f"left out {env_id}: {old['left_out'].get(env_id)} -> "
+                         f"{new['left_out'].get(env_id)}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite catalog.json")
-    parser.add_argument("--check", action="store_true", help="exit 1 if catalog.json differs")
-    args = parser.parse_args(argv)
-    table = build()
-    path = Path(__file__).with_name(TABLE)
-    if args.write:
-        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"wrote {path}: {len(table['domains'])} domains, {len(table['left_out'])} left out")
-        return 0
-    same = json.loads(path.read_text(encoding="utf-8")) == table
-    print("catalog.json is up to date" if same else "catalog.json differs from the installed GEM")
-    return 1 if not same and args.check else 0
+    from rlhub.bridges import catalog_main
+
+    return catalog_main(__doc__ or "", build, Path(__file__).with_name(TABLE), differences, argv)
 
 
 if __name__ == "__main__":

@@ -17,16 +17,13 @@ from __future__ import annotations
 import copy
 import logging
 import random
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from rlhub import Task, Verdict
-from rlhub.bridges import GameDomain, GameEpisode, RandomScope
+from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope
 from rlhub.manifest import Manifest
 
 SEED_SPACE = 2**30
-CACHED_GAMES = 64
 WIN_MESSAGE = "Congratulations!"
 
 
@@ -84,20 +81,11 @@ class GemDomain(GameDomain):
     def __init__(self, manifest: Manifest):
         super().__init__(manifest)
         self.env_id = str(self.params["env_id"])
-        self._games: OrderedDict[int, Game] = OrderedDict()
-        self._lock = threading.Lock()
+        self.games = GameCache()
 
     def new_game(self, seed: int) -> Game:
         """A fresh game reset with ``seed``: a fork of a cached reset."""
-        with self._lock:
-            cached = self._games.get(seed)
-        if cached is None:
-            cached = Game(self.env_id, seed)
-            with self._lock:
-                self._games[seed] = cached
-                while len(self._games) > CACHED_GAMES:
-                    self._games.popitem(last=False)
-        return cached.fork()
+        return self.games.fresh(seed, lambda: Game(self.env_id, seed))
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         seed = 2 * rng.randrange(SEED_SPACE) + (split == "test")

@@ -18,7 +18,6 @@ game missing from :data:`GAMES` stops the generator, so a new TextArena release 
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import re
@@ -279,19 +278,9 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite catalog.json")
-    parser.add_argument("--check", action="store_true", help="exit 1 if catalog.json differs")
-    args = parser.parse_args(argv)
-    table = build()
-    path = Path(__file__).with_name(TABLE)
-    if args.write:
-        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"wrote {path}: {len(table['domains'])} domains, {len(table['left_out'])} left out")
-        return 0
-    lines = differences(json.loads(path.read_text(encoding="utf-8")), table)
-    print("\n".join(lines) or "catalog.json is up to date")
-    return 1 if lines and args.check else 0
+    from rlhub.bridges import catalog_main
+
+    return catalog_main(__doc__ or "", build, Path(__file__).with_name(TABLE), differences, argv)
 
 
 if __name__ == "__main__":

@@ -23,18 +23,15 @@ from __future__ import annotations
 
 import copy
 import random
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import textarena as ta
 
 from rlhub import Task, Verdict
-from rlhub.bridges import GameDomain, GameEpisode, RandomScope
+from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope
 from rlhub.manifest import Manifest
 
 SEED_SPACE = 2**30
-CACHED_GAMES = 64  # reset games kept per domain: some take seconds to generate (Sudoku, RushHour)
 
 
 class Game:
@@ -108,23 +105,11 @@ class TextArenaDomain(GameDomain):
         self.variants: dict[str, str] = self.params["observations"]
         self.default_mode = str(self.params["observation"])
         self.win_mode = self.params["reward"] == "win"
-        self._games: OrderedDict[tuple[str, int], Game] = OrderedDict()
-        self._lock = threading.Lock()
+        self.games = GameCache()
 
     def new_game(self, mode: str, seed: int) -> Game:
-        """A fresh game, reset with ``seed``: a fork of a cached reset (resets can take seconds)."""
-        key = (mode, seed)
-        with self._lock:
-            cached = self._games.get(key)
-            if cached is not None:
-                self._games.move_to_end(key)
-        if cached is None:
-            cached = Game(self.variants[mode], seed, mode)
-            with self._lock:
-                self._games[key] = cached
-                while len(self._games) > CACHED_GAMES:
-                    self._games.popitem(last=False)
-        return cached.fork()
+        """A fresh game reset with ``seed`` (a fork of a cached reset: some take seconds)."""
+        return self.games.fresh((mode, seed), lambda: Game(self.variants[mode], seed, mode))
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         seed = 2 * rng.randrange(SEED_SPACE) + (split == "test")
