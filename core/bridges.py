@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -37,6 +38,19 @@ from rlhub.task import Task
 
 T = TypeVar("T")
 _GLOBAL_RANDOM = threading.RLock()
+LONGEST_SPACE = 32
+_SPACE_RUN = re.compile(r"\s{%d,}" % (LONGEST_SPACE + 1))
+
+
+def bounded_space(completion: str) -> str:
+    """``completion`` with every whitespace run cut to :data:`LONGEST_SPACE` characters.
+
+    Game libraries parse moves with regular expressions such as ``\\[(\\d+)\\s*\\s*(\\d+)\\]``
+    (TextArena's PegJump), which take quadratic time on a long run of whitespace: 20,000 spaces
+    inside a bracket held a verification for 13 s, and with it the lock every game shares. No move
+    needs more than a few spaces.
+    """
+    return _SPACE_RUN.sub(lambda m: m.group(0)[:LONGEST_SPACE], completion)
 
 
 class RandomScope:

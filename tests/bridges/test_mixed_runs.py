@@ -113,3 +113,45 @@ def test_a_locked_run_refuses_to_go_ahead_when_a_bridges_source_package_changed(
     problems = check_lock(tmp_path / "rlhub.lock", reg)
     assert len(problems) == 2 * 2  # both TextArena domains: source_versions, verifier_code_hash
     assert any("textarena/sudoku-easy-v1: source_versions changed" in p for p in problems)
+
+
+def test_a_pushed_bridged_domain_records_its_bridge_and_source_version_through_a_pull(tmp_path):
+    from importlib import metadata
+
+    bundle = f"file://{tmp_path / 'remote'}"
+    pushed = rlhub(tmp_path, "push", "textarena/tower-of-hanoi-v1", "--to", bundle,
+                   "--test-size", "2", "--train-size", "1", "--json")
+    assert pushed.returncode == 0, pushed.stderr[-2000:]
+    pulled = rlhub(tmp_path / "elsewhere", "pull", bundle, "--json")
+    assert pulled.returncode == 0, pulled.stderr[-2000:]
+    where = Path(json.loads(pulled.stdout)["path"])
+    record = json.loads((where / "rlhub.lock").read_text())["domains"][
+        "textarena/tower-of-hanoi-v1"]
+    assert (record["distribution"], record["source_versions"]) == (
+        "rlhub-textarena", {"textarena": metadata.version("textarena")})
+    manifest = json.loads(next((where / "manifests").glob("*.json")).read_text())
+    assert manifest["requires"] == {"textarena": f"=={metadata.version('textarena')}"}
+
+
+def test_the_local_trainer_runs_a_mixture_of_native_and_bridged_domains(tmp_path, monkeypatch):
+    """TRL's GRPO is single-turn: a game task is trained as a one-move game (Domain.verify)."""
+    import rlhub
+    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.store import TrajectoryStore
+
+    monkeypatch.setenv("RLHUB_HOME", str(tmp_path / "home"))
+    domains = ["math/tiny-count-v1", "textarena/tower-of-hanoi-v1", "gem/guess-the-number-easy-v1"]
+    config = {
+        "strategy": "static", "domains": {d: 1.0 for d in domains},
+        "train": {"warmup": {"seconds": 2, "batch_size": 16},  # games (gold: false) sit it out
+                  "grpo": {"seconds": 20, "max_steps": 3, "prompts_per_step": 3,
+                           "generations": 4, "max_completion_tokens": 12, "log_every": 1,
+                           "store_every": 1},
+                  "heldout": {"items": 2, "samples": 2, "every_s": 60, "inrun_items": 2,
+                              "inrun_samples": 2}},
+    }
+    summary = LocalTrainer(config, tmp_path / "run", registry=rlhub.registry()).run()
+    rows = TrajectoryStore(str(tmp_path / "run")).rows()
+    assert summary["steps"] >= 1 and {r["domain"] for r in rows} <= set(domains)
+    assert {r["domain"] for r in rows} - {"math/tiny-count-v1"}, "no bridged task was trained"
+    assert all(r["status"] != "env_error" for r in rows)

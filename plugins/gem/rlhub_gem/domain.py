@@ -20,7 +20,7 @@ import random
 from typing import Any
 
 from rlhub import Task, Verdict
-from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope
+from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope, bounded_space
 from rlhub.manifest import Manifest
 
 SEED_SPACE = 2**30
@@ -107,7 +107,7 @@ class GemEpisode(GameEpisode):
         self.opening = self.game.opening
 
     def move(self, completion: str) -> tuple[bool, str]:
-        return self.game.play(completion)
+        return self.game.play(bounded_space(completion))
 
     def outcome(self) -> Verdict:
         game = self.game

@@ -28,7 +28,7 @@ from typing import Any
 import textarena as ta
 
 from rlhub import Task, Verdict
-from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope
+from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope, bounded_space
 from rlhub.manifest import Manifest
 
 SEED_SPACE = 2**30
@@ -149,7 +149,7 @@ class TextArenaEpisode(GameEpisode):
         self.opening = self.game.observe()  # the task's prompt; later observations are new
 
     def move(self, completion: str) -> tuple[bool, str]:
-        if self.game.play(completion):
+        if self.game.play(bounded_space(completion)):
             return True, ""
         return False, self.game.observe()
 

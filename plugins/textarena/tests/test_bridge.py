@@ -194,3 +194,16 @@ def test_a_game_lost_to_invalid_moves_is_a_scored_loss_even_where_textarena_pays
     assert second.score.reward == 0.0 and second.score.error is None
     assert second.score.feedback.startswith("Invalid Move: ")
     assert second.score.components["invalid_moves"] == 2.0
+
+
+@pytest.mark.parametrize("attack", ["[1" + " " * 40_000 + "x]", "[1 " + " \t" * 20_000 + "2]"])
+def test_a_long_whitespace_run_cannot_stall_a_regex_with_adjacent_stars(attack):
+    """PegJump parses with ``\\s*\\s*``: quadratic, ~50 s on this input if handed over whole."""
+    import time
+
+    domain = REG.get("textarena/peg-jump-v1")
+    task = domain.task("train", 0, 0)
+    started = time.perf_counter()
+    score = domain.verify(task, attack)
+    assert time.perf_counter() - started < 5 and score.reward == 0.0
+    assert score.components["invalid_moves"] == 1.0
