@@ -16,6 +16,10 @@ own outcome (:meth:`GameEpisode.outcome`); when rlhub's turn budget (``turns.max
 out first the episode ends with :meth:`GameEpisode.truncated`, the game's verdict on an unfinished
 game. :meth:`GameDomain.check` plays a completion as the only move of a fresh game, so the one-shot
 surface (``Domain.verify``, ``/get_reward``, the contract kit) scores exactly a one-turn episode.
+
+Also here: :class:`GameCache` (reset games kept and forked, as some take seconds to generate),
+:func:`bounded_space` (long whitespace runs cut before a library's regexes see them) and
+:func:`catalog_main` (the ``--write``/``--check`` command of a bridge's static catalog).
 """
 
 from __future__ import annotations
@@ -109,9 +113,9 @@ class GameEpisode(Episode):
     of every step holds ``action`` (``move`` or ``end``), ``turn`` and ``attempt``.
     """
 
-    def __init__(self, domain: Domain, task: Task, max_turns: int | None = None):
+    def __init__(self, domain: Domain, task: Task):
         super().__init__(domain, task)
-        self.max_turns = max_turns or domain.manifest.max_turns
+        self.max_turns = domain.manifest.max_turns
         self.final: StepResult | None = None
 
     def move(self, completion: str) -> tuple[bool, str]:
