@@ -180,16 +180,10 @@ def build() -> dict[str, Any]:
 
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """One line per top-level key, domain row or left-out entry that differs."""
-    lines = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in ("gem", "license")
-             if old.get(key) != new.get(key)]
-    lines += [f"domains: {old['domains']} -> {new['domains']}"] \
-        if old["domains"] != new["domains"] else []
-    for env_id in sorted(old["left_out"].keys() | new["left_out"].keys()):
-        if old["left_out"].get(env_id) != new["left_out"].get(env_id):
-            lines.append(f"left out {env_id}: {old['left_out'].get(env_id)} -> "
-                         f"{new['left_out'].get(env_id)}")
-    return lines
+    """One line per difference between two tables."""
+    from rlhub.bridges import table_differences
+
+    return table_differences(old, new, ("gem", "license"))
 
 
 def main(argv: list[str] | None = None) -> int:

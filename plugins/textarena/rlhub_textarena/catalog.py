@@ -263,18 +263,9 @@ def _summary(env_id: str, limit: int | None, reward: str) -> str:
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """One line per difference between two tables."""
-    lines = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in ("textarena", "license")
-             if old.get(key) != new.get(key)]
-    rows_old = {r["env_id"]: r for r in old["domains"]}
-    rows_new = {r["env_id"]: r for r in new["domains"]}
-    for env_id in sorted(rows_old.keys() | rows_new.keys()):
-        if rows_old.get(env_id) != rows_new.get(env_id):
-            lines.append(f"domain {env_id}: {rows_old.get(env_id)} -> {rows_new.get(env_id)}")
-    for env_id in sorted(old["left_out"].keys() | new["left_out"].keys()):
-        if old["left_out"].get(env_id) != new["left_out"].get(env_id):
-            lines.append(f"left out {env_id}: {old['left_out'].get(env_id)} -> "
-                         f"{new['left_out'].get(env_id)}")
-    return lines
+    from rlhub.bridges import table_differences
+
+    return table_differences(old, new, ("textarena", "license"))
 
 
 def main(argv: list[str] | None = None) -> int:
