@@ -214,7 +214,7 @@ def table_differences(old: dict[str, Any], new: dict[str, Any], keys: tuple[str,
 def catalog_main(doc: str, build: Callable[[], dict[str, Any]], path: Path,
                  differences: Callable[[dict[str, Any], dict[str, Any]], list[str]],
                  argv: list[str] | None = None) -> int:
-    """``python -m <bridge>.catalog [--write | --check]``: regenerate or compare a static catalog."""
+    """``python -m <bridge>.catalog [--write | --check]``: regenerate or compare a catalog."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"rewrite {path.name}")
     parser.add_argument("--check", action="store_true", help=f"exit 1 if {path.name} differs")

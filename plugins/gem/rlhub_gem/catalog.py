@@ -46,7 +46,8 @@ SAME_AS: dict[str, tuple[str, dict[str, str]]] = {
     "game:TowerofHanoi-v0-easy": ("TowerOfHanoi-v0", {"num_disks": "num_disks"}),
     "game:TowerofHanoi-v0-hard": ("TowerOfHanoi-v0-hard", {"num_disks": "num_disks"}),
     "game:Game2048-v0-easy": ("2048-v0-mega-easy", {"target_tile": "target_tile"}),
-    "game:Crosswords-v0-easy": ("Crosswords-v0", {"hardcore": "hardcore", "num_words": "num_words"}),
+    "game:Crosswords-v0-easy": ("Crosswords-v0",
+                                {"hardcore": "hardcore", "num_words": "num_words"}),
     "game:Crosswords-v0-hard": ("Crosswords-v0-hardcore",
                                 {"hardcore": "hardcore", "num_words": "num_words"}),
 }
@@ -70,7 +71,7 @@ NLTK_GAMES = ("Wordle", "Hangman", "WordSearch")
 
 @functools.cache
 def load() -> dict[str, Any]:
-    """The shipped table: ``{"gem": version, "license": ..., "domains": [...], "left_out": {...}}``."""
+    """The shipped table: ``{"gem": version, "license", "domains": [...], "left_out": {...}}``."""
     text = resources.files("rlhub_gem").joinpath(TABLE).read_text(encoding="utf-8")
     return json.loads(text)
 
@@ -149,7 +150,8 @@ def reason_for(env_id: str, kwargs: dict[str, Any]) -> str | None:
         return (f"a reasoning-gym dataset: rlhub-reasoning-gym bridges reasoning-gym itself "
                 f"(rg/{rest}-v1, or its list of left-out datasets)")
     if "dataset_name" in kwargs:
-        return f"needs the dataset {kwargs['dataset_name']} from the Hugging Face Hub (no network here)"
+        return (f"needs the dataset {kwargs['dataset_name']} from the Hugging Face Hub (no network "
+                "here)")
     if env_id.endswith("-random"):
         return (f"draws one of GEM's {game} levels at random each episode: a mixture, which rlhub "
                 "expresses over the level domains")
@@ -174,7 +176,8 @@ def build() -> dict[str, Any]:
         name, tags = DOMAINS[env_id]
         domains.append({"name": name, "env_id": env_id, "tags": tags,
                         "max_turns": int(spec.kwargs["max_turns"]),
-                        "summary": f"GEM {env_id} ({kwargs}), one move per turn; pays 1 for a win."})
+                        "summary": f"GEM {env_id} ({kwargs}), one move per turn; pays 1 for a "
+                                   "win."})
     return {"gem": metadata.version(PACKAGE), "license": metadata.metadata(PACKAGE)["License"],
             "domains": domains, "left_out": left}
 

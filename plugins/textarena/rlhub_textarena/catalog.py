@@ -173,8 +173,8 @@ def build() -> dict[str, Any]:
             left[env_id] = [domain_name(env_id), row]
         else:
             domains.append(row)
-    return {"textarena": metadata.version(PACKAGE), "license": metadata.metadata(PACKAGE)["License"],
-            "domains": domains, "left_out": left}
+    return {"textarena": metadata.version(PACKAGE),
+            "license": metadata.metadata(PACKAGE)["License"], "domains": domains, "left_out": left}
 
 
 def probe(env_id: str, registered: set[str]) -> dict[str, Any] | str:

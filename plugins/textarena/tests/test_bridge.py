@@ -20,7 +20,7 @@ BLACKJACK = "textarena/blackjack-long-v1"  # draws a card from the global random
 
 
 def blackjack_line(task: rlhub.Task, interleave: bool = False) -> list[str]:
-    """The observations of a fixed line of play; optionally disturbing global random between moves."""
+    """The observations of a fixed line of play, optionally disturbing global random between."""
     episode, seen = REG.get(BLACKJACK).start(task), []
     for move in ["[Hit]", "[Stand]"] * 10:
         if interleave:

@@ -351,8 +351,9 @@ def _cells(pos: tuple[int, int], car: tuple[int, int, int, bool]) -> list[tuple[
 
 def sokoban(env: Any, opening: str) -> Player:
     fixed, room = env.room_fixed, env.room_state
-    walls = {(r, c) for r in range(fixed.shape[0]) for c in range(fixed.shape[1]) if fixed[r, c] == 0}
-    goals = {(r, c) for r in range(fixed.shape[0]) for c in range(fixed.shape[1]) if fixed[r, c] == 2}
+    cells = list(itertools.product(range(fixed.shape[0]), range(fixed.shape[1])))
+    walls = {p for p in cells if fixed[p] == 0}
+    goals = {p for p in cells if fixed[p] == 2}
     boxes = frozenset((r, c) for r in range(room.shape[0]) for c in range(room.shape[1])
                       if room[r, c] in (3, 4))
     player = tuple(int(v) for v in env.player_position)
