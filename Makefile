@@ -20,6 +20,9 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(BIN)/pip install -q -e ".[all]" $(addprefix -e ,$(PLUGINS))
 	# OpenRLHF cannot install its GPU stack here; its client code is all the tests drive.
 	$(BIN)/pip install -q --no-deps "openrlhf==0.11.2"
+	# gem-llm pins reasoning-gym==0.1.23 against rlhub-reasoning-gym's 0.1.25; the games that
+	# plugins/gem bridges need neither pin (see plugins/gem/pyproject.toml).
+	$(BIN)/pip install -q --no-deps "gem-llm==0.1.0"
 	touch $(STAMP)
 
 demo: setup

@@ -32,6 +32,20 @@ def rlhub_domains() -> list[dict[str, Any]]:
 
 
 @hookspec
+def rlhub_left_out() -> list[dict[str, str]]:
+    """Declare environments this plugin could offer but leaves out, and why.
+
+    :return: A list of ``{"id": "<plugin>/<name>-v<N>", "reason": "...", "source": "..."}``
+        (``source``, optional, names the environment in its own ecosystem). ``rlhub list --all``
+        shows them beside the domains. Like :func:`rlhub_domains`, this must be cheap.
+
+    Who implements: bridge plugins (an environment of another ecosystem that needs a network, a
+    missing corpus, or cannot meet the contract kit). When called: at discovery, with
+    ``rlhub_domains``.
+    """
+
+
+@hookspec
 def rlhub_verifiers() -> dict[str, str]:
     """Declare named reusable verifiers.
 

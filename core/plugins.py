@@ -111,6 +111,7 @@ class Registry:
         self.plugins: dict[str, PluginInfo] = {}
         self.errors: list[LoadError] = []
         self.manifests: dict[str, Manifest] = {}
+        self.left_out: list[dict[str, str]] = []
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._verifiers: dict[str, str] | None = None
@@ -190,7 +191,21 @@ class Registry:
                 continue
             for raw in raws:
                 self._add_manifest(raw, info)
+        self._collect_left_out()
         self._valid.save()
+
+    def _collect_left_out(self) -> None:
+        """What each plugin's ``rlhub_left_out()`` declares, with the plugin and distribution."""
+        for impl in self.pm.hook.rlhub_left_out.get_hookimpls():
+            info = self.plugins[impl.plugin_name]
+            try:
+                with boundary(PluginError, f"{impl.plugin_name}.rlhub_left_out()"):
+                    rows = [dict(row) for row in impl.function()]
+            except PluginError as exc:
+                self._report(info.name, info.distribution, exc.__cause__ or exc)
+                continue
+            self.left_out += [{**row, "plugin": info.name, "distribution": info.distribution}
+                              for row in rows]
 
     def _add_manifest(self, raw: Any, info: PluginInfo) -> None:
         try:

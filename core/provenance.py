@@ -9,7 +9,9 @@ rewards: its factory's module and its named verifiers' modules (a composite's pa
 each with every module of its own package it imports (:mod:`rlhub.sourcegraph`), and for a
 data-only domain the domain file and its dataset. Change a line of the verifier, or of a helper
 it imports, and the hash changes. ``libraries`` are the versions of the third-party
-distributions that code imports (math-verify, reasoning-gym, ...).
+distributions that code imports (math-verify, reasoning-gym, ...). A bridged domain's manifest
+``requires`` its source package: the installed versions (``source_versions``) are recorded and
+folded into the hash, so upgrading the game library a bridge plays changes it.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def verifier_code_hash(manifest: Manifest) -> str:
     for root in code_roots(manifest):
         sources.update(sourcegraph.closure(root))
     parts = [manifest.data["factory"], *(f"{m}={h}" for m, h in sorted(sources.items()))]
+    parts += [f"{name}=={version}" for name, version in source_versions(manifest).items()]
     if manifest.source:
         parts.append(sha256_file(manifest.source))
         dataset = manifest.data["params"].get("dataset", "")
@@ -90,9 +93,17 @@ def distribution_version(name: str) -> str:
         return ""
 
 
+def source_versions(manifest: Manifest) -> dict[str, str]:
+    """Installed version of each distribution the manifest ``requires`` ("" when missing)."""
+    return {name: distribution_version(name) for name in sorted(manifest.data.get("requires", {}))}
+
+
 def domain_provenance(manifest: Manifest) -> dict[str, Any]:
-    """The record that pins one domain: ids, versions and the verifier code hash."""
-    return {
+    """The record that pins one domain: ids, versions and the verifier code hash.
+
+    A domain whose manifest ``requires`` other distributions also records ``source_versions``.
+    """
+    record = {
         "domain": manifest.id,
         "domain_version": manifest.version,
         "plugin": manifest.plugin,
@@ -102,3 +113,6 @@ def domain_provenance(manifest: Manifest) -> dict[str, Any]:
         "verifier_code_hash": verifier_code_hash(manifest),
         "libraries": scoring_libraries(manifest),
     }
+    if manifest.data.get("requires"):
+        record["source_versions"] = source_versions(manifest)
+    return record

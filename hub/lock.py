@@ -46,6 +46,7 @@ COMPARED = (
     "distribution_version",
     "manifest_hash",
     "verifier_code_hash",
+    "source_versions",
 )
 
 

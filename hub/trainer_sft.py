@@ -32,9 +32,16 @@ class WarmupResult:
 
 
 def gold_stream(domains: dict[str, Any], seed: int, weights: dict[str, float]) -> Iterator[Task]:
-    """An endless stream of train tasks with gold completions, domains drawn by ``weights``."""
+    """An endless stream of train tasks with gold completions, domains drawn by ``weights``.
+
+    Domains whose manifest says ``gold: false`` (games, judged domains) have nothing to imitate
+    and sit the warm-up out; GRPO trains them.
+    """
     rng = random.Random(f"warmup/{seed}")
-    ids = [d for d in domains if weights.get(d, 0) > 0]
+    ids = [d for d in domains if weights.get(d, 0) > 0 and domains[d].manifest.data["gold"]]
+    if not ids:
+        raise TrainerError("warm-up: expected a domain with gold completions (manifest gold: "
+                           f"true) in the mixture, found none among {sorted(domains)}")
     cursors = dict.fromkeys(ids, 0)
     while True:
         domain_id = rng.choices(ids, [weights[d] for d in ids])[0]

@@ -39,13 +39,17 @@ def root(
 
 @handle_errors
 def list_domains(json_out: bool = JsonOpt,
-                 plugin: str = typer.Option(None, help="Only this plugin's domains.")) -> None:
+                 plugin: str = typer.Option(None, help="Only this plugin's domains."),
+                 all_: bool = typer.Option(False, "--all", help="Also what plugins leave out, "
+                                           "and why.")) -> None:
     """List every installed domain."""
     reg = get_registry()
     rows = [m.summary_row() for m in (reg.manifest(i) for i in reg.ids())
             if plugin is None or m.plugin == plugin]
+    left = [row for row in reg.left_out if plugin is None or row["plugin"] == plugin] \
+        if all_ else []
     if json_out:
-        emit_json(rows)
+        emit_json(rows + [{**row, "left_out": row["reason"]} for row in left])
         return
     from rich.console import Console
     from rich.table import Table
@@ -53,9 +57,12 @@ def list_domains(json_out: bool = JsonOpt,
     table = Table("id", "plugin", "version", "tags", "summary")
     for r in rows:
         table.add_row(r["id"], r["plugin"], r["version"], ",".join(r["tags"]), r["summary"])
+    for r in left:
+        table.add_row(r["id"], r["plugin"], "-", "left out", f"[yellow]{r['reason']}[/yellow]")
     console = Console()
     console.print(table)
-    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins")
+    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
+                  + (f"; {len(left)} environments left out" if all_ else ""))
     for err in reg.errors:
         console.print(f"[red]{err}[/red]")
 

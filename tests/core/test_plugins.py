@@ -157,3 +157,54 @@ def test_listing_every_domain_imports_no_heavy_library(monkeypatch):
     rows = json.loads(out.stdout)
     assert {"toy/copy-v1", "toy/reverse-v1"} <= {r["id"] for r in rows}
     assert json.loads(out.stderr.strip().splitlines()[-1]) == []
+
+
+class _LeavesOut:
+    """A plugin declaring one domain and one environment it leaves out."""
+
+    PLUGIN_NAME = "bridgy"
+
+    @staticmethod
+    @__import__("rlhub").hookimpl
+    def rlhub_domains():
+        return [{"id": "bridgy/kept-v1", "version": "1.0.0", "summary": "kept", "license": "MIT",
+                 "tags": [], "reward": {"range": [0, 1], "components": {"ok": {"weight": 1}}},
+                 "factory": "x:y", "requires": {"somegame": "==1.2"}}]
+
+    @staticmethod
+    @__import__("rlhub").hookimpl
+    def rlhub_left_out():
+        return [{"id": "bridgy/dropped-v1", "reason": "needs the network", "source": "Dropped"}]
+
+
+class _LeftOutRaises:
+    PLUGIN_NAME = "broken_bridge"
+
+    @staticmethod
+    @__import__("rlhub").hookimpl
+    def rlhub_left_out():
+        raise RuntimeError("catalog missing")
+
+
+def test_left_out_environments_are_collected_with_their_plugin_and_reason():
+    reg = Registry(plugins=[_LeavesOut()], autoload=False)
+    assert reg.ids() == ["bridgy/kept-v1"]
+    assert reg.left_out == [{"id": "bridgy/dropped-v1", "reason": "needs the network",
+                             "source": "Dropped", "plugin": "bridgy",
+                             "distribution": "(registered in code)"}]
+
+
+def test_a_left_out_hook_that_raises_is_reported_and_the_rest_still_list():
+    reg = Registry(plugins=[_LeavesOut(), _LeftOutRaises()], autoload=False)
+    assert reg.ids() == ["bridgy/kept-v1"]
+    assert [str(e) for e in reg.errors] == [
+        'error loading plugin "broken_bridge" from (registered in code): RuntimeError: '
+        'catalog missing']
+
+
+def test_a_manifest_may_name_the_source_packages_it_requires_and_provenance_records_them():
+    from rlhub.provenance import domain_provenance
+
+    reg = Registry(plugins=[_LeavesOut()], autoload=False)
+    record = domain_provenance(reg.manifest("bridgy/kept-v1"))
+    assert record["source_versions"] == {"somegame": ""}  # not installed: recorded as missing

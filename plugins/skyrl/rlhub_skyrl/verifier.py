@@ -1,0 +1,46 @@
+"""The ``skyrl`` verifier: one step of a registered skyrl-gym environment scores a completion.
+
+Options: ``env`` (one of :data:`rlhub_skyrl.catalog.BRIDGED`). The task's ``answer`` is the row's
+ground truth, handed to the environment as SkyRL's own dataset rows do (``extras.reward_spec`` or
+``extras.reward_model``); the environment's ``init`` gets the prompt and its ``step`` the
+completion. Components: ``correct`` (SkyRL's reward reached its maximum, 1.0) and ``env_reward``
+(SkyRL's reward itself: gsm8k pays 0 or 1, aime -1 or 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlhub import Task, Verdict
+from rlhub.errors import VerifierError
+
+from rlhub_skyrl.catalog import BRIDGED
+
+
+class SkyRLVerifier:
+    """See the module docstring."""
+
+    def __init__(self, options: dict[str, Any]):
+        self.env = str(options.get("env", ""))
+        if self.env not in BRIDGED:
+            raise VerifierError(f"skyrl verifier: expected options.env in {sorted(BRIDGED)}, "
+                                f"found {self.env!r}")
+        self.extras_key = BRIDGED[self.env]["extras"]
+
+    def check(self, task: Task, completion: str) -> Verdict:
+        import skyrl_gym
+
+        if task.answer is None:
+            raise VerifierError(f"task {task.id}: a skyrl-gym environment needs the row's ground "
+                                "truth as the task's answer, found none")
+        extras = {self.extras_key: {"method": "rule", "ground_truth": str(task.answer)},
+                  "extra_info": {}}
+        env = skyrl_gym.make(self.env, env_config={}, extras=extras)
+        messages = task.prompt if isinstance(task.prompt, list) else \
+            [{"role": "user", "content": task.prompt}]
+        env.init(messages)
+        reward = float(env.step(completion)["reward"])
+        env.close()
+        feedback = "" if reward >= 1.0 else "The final answer does not match the reference."
+        return Verdict({"correct": float(reward >= 1.0), "env_reward": reward}, reward >= 1.0,
+                       feedback)
