@@ -32,6 +32,19 @@ def rlhub_domains() -> list[dict[str, Any]]:
 
 
 @hookspec
+def rlhub_excluded_domains() -> list[dict[str, str]]:
+    """Declare environments this plugin found but cannot offer as domains, and why.
+
+    :return: A list of ``{"id": ..., "reason": ...}``: the id the domain would have had and a
+        sentence saying what it lacks (e.g. "needs NLTK corpora that cannot be downloaded").
+        Building this list must be as cheap as ``rlhub_domains()``.
+
+    Who implements: bridge plugins, whose sources hold environments that cannot all meet the
+    contract. When called: once per process, at discovery; ``rlhub list --all`` shows them.
+    """
+
+
+@hookspec
 def rlhub_verifiers() -> dict[str, str]:
     """Declare named reusable verifiers.
 

@@ -51,6 +51,15 @@ class PluginInfo:
 
 
 @dataclass(frozen=True)
+class Excluded:
+    """An environment a plugin found but left out (``rlhub_excluded_domains``), and why."""
+
+    id: str
+    plugin: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class LoadError:
     """A plugin or domain file that could not be loaded, and why."""
 
@@ -105,6 +114,7 @@ class Registry:
         self.plugins: dict[str, PluginInfo] = {}
         self.errors: list[LoadError] = []
         self.manifests: dict[str, Manifest] = {}
+        self.excluded: list[Excluded] = []
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._verifiers: dict[str, str] | None = None
@@ -121,6 +131,7 @@ class Registry:
             name = getattr(plugin, "PLUGIN_NAME", None) or getattr(plugin, "__name__", "plugin")
             self._register(plugin, name.rsplit(".", 1)[-1], "(registered in code)", "")
         self._collect_manifests()
+        self._collect_excluded()
         for path in domain_file_paths(domain_files):
             self._load_domain_file(path)
 
@@ -182,6 +193,20 @@ class Registry:
             for raw in raws:
                 self._add_manifest(raw, info)
         self._valid.save()
+
+    def _collect_excluded(self) -> None:
+        for impl in self.pm.hook.rlhub_excluded_domains.get_hookimpls():
+            info = self.plugins.get(impl.plugin_name)
+            if info is None:
+                continue
+            try:
+                with boundary(PluginError, f"{impl.plugin_name}.rlhub_excluded_domains()"):
+                    rows = [Excluded(str(r["id"]), info.name, str(r["reason"]))
+                            for r in impl.function()]
+            except PluginError as exc:
+                self._report(info.name, info.distribution, exc.__cause__ or exc)
+                continue
+            self.excluded += rows
 
     def _add_manifest(self, raw: Any, info: PluginInfo) -> None:
         try:

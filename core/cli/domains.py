@@ -39,13 +39,17 @@ def root(
 
 @handle_errors
 def list_domains(json_out: bool = JsonOpt,
-                 plugin: str = typer.Option(None, help="Only this plugin's domains.")) -> None:
+                 plugin: str = typer.Option(None, help="Only this plugin's domains."),
+                 all_: bool = typer.Option(False, "--all", help="Also the environments plugins "
+                                           "found but left out, with the reason.")) -> None:
     """List every installed domain."""
     reg = get_registry()
     rows = [m.summary_row() for m in (reg.manifest(i) for i in reg.ids())
             if plugin is None or m.plugin == plugin]
+    left_out = [{"id": e.id, "plugin": e.plugin, "excluded": e.reason} for e in reg.excluded
+                if all_ and (plugin is None or e.plugin == plugin)]
     if json_out:
-        emit_json(rows)
+        emit_json(rows + left_out)
         return
     from rich.console import Console
     from rich.table import Table
@@ -53,9 +57,12 @@ def list_domains(json_out: bool = JsonOpt,
     table = Table("id", "plugin", "version", "tags", "summary")
     for r in rows:
         table.add_row(r["id"], r["plugin"], r["version"], ",".join(r["tags"]), r["summary"])
+    for e in left_out:
+        table.add_row(e["id"], e["plugin"], "-", "excluded", f"[yellow]{e['excluded']}[/yellow]")
     console = Console()
     console.print(table)
-    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins")
+    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
+                  + (f"; {len(left_out)} left out" if left_out else ""))
     for err in reg.errors:
         console.print(f"[red]{err}[/red]")
 
