@@ -78,6 +78,7 @@ class ServerConfig:
     episode_ttl_s: float = 900.0
     max_episodes: int = 10_000
     max_body_bytes: int = 64 << 20
+    openenv: bool = False
     log_level: str = "warning"
 
     @property
@@ -432,6 +433,10 @@ def create_app(config: ServerConfig | None = None, registry: Any = None) -> Any:
     app = FastAPI(title="rlhub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
     _routes(app, hub)
+    if config.openenv:
+        from rlhub.hub.bridges.openenv_server import mount
+
+        mount(app, hub)
     return app
 
 

@@ -37,13 +37,15 @@ def serve(
     episode_ttl: float = typer.Option(900.0, "--episode-ttl", help="Seconds an idle episode "
                                       "lives."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    openenv: bool = typer.Option(False, "--openenv", help="Also speak OpenEnv's protocol (a "
+                                 "WebSocket at /ws; /schema, /metadata) for OpenEnv clients."),
 ) -> None:
     """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
     from rlhub.hub.server import ServerConfig, run
 
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
                           mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
-                          episode_ttl_s=episode_ttl, log_level=log_level)
+                          episode_ttl_s=episode_ttl, log_level=log_level, openenv=openenv)
     if workers:
         config.workers = workers
     if strip_token:
