@@ -79,8 +79,13 @@ def distribution_version(name: str) -> str:
 
 
 def domain_provenance(manifest: Manifest) -> dict[str, Any]:
-    """The record that pins one domain: ids, versions and the verifier code hash."""
-    return {
+    """The record that pins one domain: ids, versions and the verifier code hash.
+
+    A bridged domain (its manifest's ``params.bridge``) also records which bridge plugin and
+    which source package and version it needs.
+    """
+    bridge = manifest.data.get("params", {}).get("bridge")
+    return {**({"bridge": bridge} if isinstance(bridge, dict) else {}),
         "domain": manifest.id,
         "domain_version": manifest.version,
         "plugin": manifest.plugin,
