@@ -1,0 +1,151 @@
+"""rlhub's domains as a verifiers (0.4) environment, for ``vf-eval``, prime-rl and verifiers' API.
+
+A verifiers environment is a module exporting a ``Taskset`` (and here an ``Env`` and a
+``Harness``) through ``__all__``; this module is one, over any rlhub mixture::
+
+    vf-eval rlhub.hub.bridges.verifiers_env --env.taskset.mixture MIX.yaml -n 20 \\
+        --model MODEL --client.base-url http://127.0.0.1:8000/v1
+
+    from rlhub.hub.bridges.verifiers_env import load_environment
+    env = load_environment(mixture="MIX.yaml")          # a verifiers.v1.Env
+
+The taskset draws ``n`` tasks split across the mixture's domains in exact proportion to their
+weights (``rlhub export``'s rule), deterministically in ``(split, seed)``. :class:`RlhubEnv`
+plays each as an rlhub episode: the policy's reply goes to the domain's ``Episode.step`` and
+the observation (the verifier's feedback for a repair, a tool's output) comes back as the user's
+next turn, up to the domain's ``max_turns``. The reward is rlhub's, from its verifiers and
+sandbox, with the repair discount: ``lo + (reward - lo) * repair_discount ** k`` for a pass at
+repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A
+verification error is recorded on the trace (``rlhub_error`` in ``trace.info``) and scores the
+range minimum. The harness is verifiers' ``null`` chat loop: the model only answers, it never
+executes anything on the host; code runs in rlhub's sandbox when a domain's verifier runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import verifiers.v1 as vf
+from verifiers.v1.harnesses.null import NullHarness, NullHarnessConfig
+
+MODULE = "rlhub-env"  # the id verifiers resolves (the rlhub_env module re-exports this one)
+
+
+class RlhubData(vf.TaskData):
+    """One rlhub task: its domain and the task itself (``rlhub.Task.to_dict()``)."""
+
+    domain: str
+    task: dict[str, Any]
+
+
+class RlhubTask(vf.Task[RlhubData]):
+    """Scored by :class:`RlhubEnv` (rlhub's episode), not by per-trace reward functions."""
+
+    @property
+    def key(self) -> str:
+        return str(self.data.task["id"])
+
+
+class RlhubTasksetConfig(vf.TasksetConfig):
+    """``--env.taskset.*``: the mixture and how many tasks to draw from it."""
+
+    mixture: str = ""
+    """An rlhub mixture file (YAML or JSON); its domains and weights."""
+    n: int = 100
+    """Tasks in all, split across the domains by weight."""
+    split: str = "test"
+    seed: int = 0
+
+
+class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
+    """The mixture's tasks, as ``rlhub export`` draws them."""
+
+    def load(self) -> list[RlhubTask]:
+        from rlhub.hub.export import export_tasks
+        from rlhub.plugins import registry
+
+        if not self.config.mixture:
+            raise ValueError("expected --env.taskset.mixture MIX.yaml (an rlhub mixture), "
+                             "found none")
+        tasks, _ = export_tasks(self.config.mixture, self.config.n, registry(),
+                                split=self.config.split, seed=self.config.seed)
+        return [RlhubTask(RlhubData(name=t.id, prompt=_messages(t.prompt), domain=t.domain,
+                                    task=t.to_dict()), self.config.task) for t in tasks]
+
+
+def _messages(prompt: Any) -> list[dict[str, str]] | str:
+    if isinstance(prompt, str):
+        return prompt
+    return [{"role": m.get("role", "user"), "content": str(m.get("content", ""))} for m in prompt]
+
+
+class RlhubEnvConfig(vf.EnvConfig):
+    """The one seat: the policy under evaluation or training."""
+
+    agent: vf.AgentConfig = vf.AgentConfig()
+
+
+class RlhubEnv(vf.Env[RlhubEnvConfig]):
+    """Each task played as an rlhub episode; see the module docstring."""
+
+    async def run(self, task: RlhubTask, agents: Any) -> None:
+        from rlhub.plugins import registry
+        from rlhub.rollout import final_reward
+        from rlhub.task import Task
+
+        domain = registry().get(task.data.domain)
+        episode = await asyncio.to_thread(domain.start, Task.from_dict(task.data.task))
+        turns: list[Any] = []
+        async with agents.agent.interaction(task) as interaction:
+            segment = await interaction.turn()
+            while not segment.terminated:
+                result = await asyncio.to_thread(episode.step, segment.last_reply)
+                turns.append(_Turn(result))
+                if result.done or result.observation is None or \
+                        len(turns) >= domain.manifest.max_turns:
+                    break
+                segment = await interaction.turn(result.observation)
+        lo, _ = domain.manifest.reward_range
+        reward, passed, _ = final_reward(turns, lo, domain.manifest.repair_discount)
+        _record(interaction.trace, reward, passed, turns)
+
+
+class _Turn:
+    """What ``rlhub.rollout.final_reward`` reads of a turn."""
+
+    def __init__(self, result: Any):
+        score = result.score
+        self.reward, self.passed, self.error = score.reward, score.passed, score.error
+        self.components = score.components
+        self.attempt = (result.info or {}).get("attempt", True) is not False
+        self.completion, self.status = "", "ok"
+
+
+def _record(trace: Any, reward: float, passed: bool, turns: list[_Turn]) -> None:
+    trace.record_reward("rlhub", reward, 1.0)
+    trace.record_metric("rlhub/passed", float(passed))
+    last = next((t for t in reversed(turns) if t.attempt), None)
+    for name, value in (last.components if last else {}).items():
+        trace.record_metric(f"rlhub/{name}", float(value))
+    errors = [t.error for t in turns if t.error]
+    if errors:
+        trace.info["rlhub_error"] = errors[-1]
+
+
+class RlhubHarness(NullHarness):
+    """verifiers' ``null`` chat loop: the model answers; nothing runs on the host."""
+
+
+RlhubHarnessConfig = NullHarnessConfig
+
+
+def load_environment(mixture: str, *, n: int = 100, split: str = "test", seed: int = 0,
+                     **env: Any) -> Any:
+    """A verifiers ``Env`` over ``mixture`` (extra keyword arguments go to its ``EnvConfig``)."""
+    config = vf.resolve_env_config({**env, "taskset": {
+        "id": MODULE, "mixture": str(mixture), "n": n, "split": split, "seed": seed}})
+    return vf.load_environment(config)
+
+
+__all__ = ["RlhubEnv", "RlhubHarness", "RlhubTaskset", "load_environment"]
