@@ -29,7 +29,8 @@ from typing import Any
 from rlhub.plugins import rlhub_home
 
 SELF = {"rlhub-verifiers", "rlhub"}
-REQUIRES = re.compile(r"^verifiers\s*($|[<>=!~;\[(\s])", re.IGNORECASE)
+REQUIRES = re.compile(r"^Requires-Dist:\s*verifiers\s*($|[<>=!~;\[(\s])",
+                      re.IGNORECASE | re.MULTILINE)
 MAX_FILES = 2000
 DESCRIBE_TIMEOUT_S = 900
 _memo: list[dict[str, Any]] | None = None
@@ -59,11 +60,11 @@ def _license(meta: Any) -> str:
 
 
 def _source(dist: metadata.Distribution) -> Source | None:
+    if not REQUIRES.search(dist.read_text("METADATA") or ""):  # a plain read: no email parsing
+        return None
     meta = dist.metadata
     name = meta["Name"]
     if not name or name.lower() in SELF:
-        return None
-    if not any(REQUIRES.match(req) for req in dist.requires or []):
         return None
     module = module_name(name)
     if importlib.util.find_spec(module) is None:
