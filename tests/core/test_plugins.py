@@ -157,3 +157,14 @@ def test_listing_every_domain_imports_no_heavy_library(monkeypatch):
     rows = json.loads(out.stdout)
     assert {"toy/copy-v1", "toy/reverse-v1"} <= {r["id"] for r in rows}
     assert json.loads(out.stderr.strip().splitlines()[-1]) == []
+
+
+def test_environments_a_plugin_left_out_are_kept_with_their_reason(monkeypatch):
+    monkeypatch.setenv("RLHUB_PLUGINS", "leftplug,badleftplug")
+    reg = Registry(autoload=False)
+    assert reg.ids() == ["badleft/ok-v1", "left/kept-v1"]
+    assert [(e.id, e.plugin, e.reason) for e in reg.excluded] == [
+        ("left/duel-v1", "left", "its env has 2 agent seats")]
+    assert [str(e) for e in reg.errors] == [
+        'error loading plugin "badleft" from RLHUB_PLUGINS module badleftplug: OSError: cache '
+        "unreadable"]
