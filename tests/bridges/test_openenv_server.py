@@ -39,7 +39,8 @@ def test_openenv_client_resets_and_steps_an_rlhub_domain(server, openenv_client)
                               "(code: EXECUTION_ERROR)"}
 
 
-def test_a_multi_turn_domain_answers_each_step_and_rewards_sum_to_the_return(server, openenv_client):
+def test_a_multi_turn_domain_answers_each_step_and_rewards_sum_to_the_return(server,
+                                                                             openenv_client):
     plan = [["reset", {"domain": "agentic/guess-number-v1", "seed": 1}]]
     plan += [["step", {"message": f"<guess>{g}</guess>"}] for g in (500, 250, 750)]
     results = openenv_client(server.url, plan)

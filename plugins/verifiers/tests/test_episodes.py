@@ -78,7 +78,8 @@ def test_bad_tool_calls_come_back_as_errors_the_policy_can_read(vf_registry):
     domain = vf_registry.get(TOOLS)
     episode = domain.start(domain.task("train", 0, 1))
     calls = ('<tool name="multiply">[1, 2]</tool><tool name="divide">{}</tool>'
-             '<tool name="multiply">{"a": 1}</tool>' + '<tool name="multiply">{"a":1,"b":1}</tool>' * 3)
+             '<tool name="multiply">{"a": 1}</tool>'
+             + '<tool name="multiply">{"a":1,"b":1}</tool>' * 3)
     observation = episode.step(calls).observation
     assert observation.splitlines()[0] == ('<result tool="multiply">error: ValueError: expected '
                                            'a JSON object of arguments</result>')
@@ -86,3 +87,30 @@ def test_bad_tool_calls_come_back_as_errors_the_policy_can_read(vf_registry):
     assert "error: TypeError" in observation and "missing 1 required positional" in observation
     assert observation.splitlines()[-1] == "(only the first 4 calls were run)"
     assert episode.step("0").score.reward == 0.0
+
+
+STALL = "vf/rlhub-test-stall-v1"
+
+
+def test_a_tool_that_never_returns_is_cut_off_and_a_flood_is_truncated(vf_registry, monkeypatch):
+    from rlhub_verifiers import tools
+
+    monkeypatch.setattr(tools, "CALL_TIMEOUT_S", 0.5)
+    domain = vf_registry.get(STALL)
+    episode = domain.start(domain.task("train", 0, 0))
+    calls = '<tool name="wait">{}</tool><tool name="flood">{}</tool>'
+    observation = episode.step(calls).observation
+    waited, flooded = observation.split("\n")
+    assert waited == '<result tool="wait">error: the wait tool did not answer within 0.5 s</result>'
+    assert len(flooded) == len('<result tool="flood"></result>') + tools.RESULT_CHARS
+    assert episode.step("done").score.reward == 1.0
+
+
+def test_a_stalled_reward_is_a_bounded_verifier_error(vf_registry, monkeypatch):
+    from rlhub_verifiers import domain as vf_domain
+
+    monkeypatch.setattr(vf_domain, "STEP_TIMEOUT_S", 1.0)
+    domain = vf_registry.get(STALL)
+    score = domain.verify(domain.task("train", 0, 1), "stall")
+    assert (score.reward, score.passed) == (0.0, False)
+    assert score.error == "TimeoutError: the verifiers environment did not answer within 1 s"
