@@ -9,12 +9,15 @@ Failures are classed for rlhub: a server that cannot be reached, drops the conne
 out, is at capacity or cannot build its environment raises :class:`rlhub.SandboxError`
 (infrastructure, never the model's fault); an action the server rejects as invalid raises
 :class:`ActionRejected` (the model's answer did not fit the action schema); any other server
-error raises :class:`rlhub.VerifierError`.
+error, a frame that is not JSON and a reward that is not a finite number raise
+:class:`rlhub.VerifierError` (the environment is broken). A frame over ``MAX_MESSAGE_BYTES``
+closes the connection (a sandbox error).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,13 +86,18 @@ class Session:
     def _call(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
             self.ws.send(json.dumps(message))
-            reply = json.loads(self.ws.recv(timeout=MESSAGE_TIMEOUT_S))
-        except (TimeoutError, OSError, ValueError) as exc:
+            raw = self.ws.recv(timeout=MESSAGE_TIMEOUT_S)
+        except (TimeoutError, OSError) as exc:
             raise SandboxError(f"OpenEnv server {self.url} failed to answer a "
                                f"{message['type']}: {type(exc).__name__}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - websockets' ConnectionClosed and kin
             raise SandboxError(f"OpenEnv server {self.url} dropped the connection: "
                                f"{type(exc).__name__}: {exc}") from exc
+        try:
+            reply = json.loads(raw)
+        except ValueError:
+            raise VerifierError(f"OpenEnv server {self.url}: expected a JSON frame, found "
+                                f"{str(raw)[:200]!r}") from None
         if not isinstance(reply, dict) or reply.get("type") not in ("observation", "error"):
             raise VerifierError(f"OpenEnv server {self.url}: expected an observation frame, "
                                 f"found {str(reply)[:200]}")
@@ -105,5 +113,11 @@ class Session:
                 raise ActionRejected(text)
             raise VerifierError(f"OpenEnv server {self.url}: {code}: {text}")
         reward = data.get("reward")
-        return Result(data.get("observation") or {}, float(reward or 0.0),
-                      bool(data.get("done")))
+        try:
+            value = float(reward or 0.0)
+        except (TypeError, ValueError):
+            value = math.nan
+        if not math.isfinite(value):
+            raise VerifierError(f"OpenEnv server {self.url}: expected a finite reward, found "
+                                f"{str(reward)[:50]}")
+        return Result(data.get("observation") or {}, value, bool(data.get("done")))
