@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from rlhub.hub.server_process import ServerProcess
 
@@ -73,3 +74,22 @@ def test_a_pushed_bundle_records_the_bridge_and_the_source_version(vf_registry, 
     (record,) = lock["domains"].values()
     assert record["bridge"] == manifest["params"]["bridge"]
     assert record["domain_version"] == "1.2.0"
+
+
+@pytest.mark.slow
+def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_registry, tmp_path):
+    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.store import TrajectoryStore
+
+    config = {"strategy": "static", "domains": {NATIVE: 1.0, ARITH: 1.0},
+              "train": {"warmup": {"seconds": 2, "batch_size": 16},
+                        "grpo": {"seconds": 20, "max_steps": 3, "log_every": 1,
+                                 "store_every": 1, "max_completion_tokens": 8},
+                        "heldout": {"items": 4, "samples": 1, "every_s": 60, "inrun_items": 2,
+                                    "inrun_samples": 1}}}
+    summary = LocalTrainer(config, tmp_path / "run", registry=vf_registry).run()
+    rows = TrajectoryStore(str(tmp_path / "run")).rows()
+    assert {r["domain"] for r in rows} == {NATIVE, ARITH} and summary["steps"] >= 1
+    bridged = [r for r in rows if r["domain"] == ARITH]
+    assert all(0.0 <= r["reward"] <= 1.0 and r["status"] != "env_error" for r in bridged)
+    assert (bridged[0]["plugin"], bridged[0]["domain_version"]) == ("vf", "1.2.0")
