@@ -15,9 +15,10 @@ plays each as an rlhub episode: the policy's reply goes to the domain's ``Episod
 the observation (the verifier's feedback for a repair, a tool's output) comes back as the user's
 next turn, up to the domain's ``max_turns``. The reward is rlhub's, from its verifiers and
 sandbox, with the repair discount: ``lo + (reward - lo) * repair_discount ** k`` for a pass at
-repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A
-verification error is recorded on the trace (``rlhub_error`` in ``trace.info``) and scores the
-range minimum. The harness is verifiers' ``null`` chat loop: the model only answers, it never
+repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A failure
+that is not the model's (rlhub's failure classes: a sandbox, verifier or judge fault) is never a
+reward: the episode fails with verifiers' ``SandboxError`` or ``EnvError`` naming it, so
+verifiers retries it or leaves it out of training. The harness is verifiers' ``null`` chat loop: the model only answers, it never
 executes anything on the host; code runs in rlhub's sandbox when a domain's verifier runs it.
 """
 
@@ -106,6 +107,7 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
                         len(turns) >= domain.manifest.max_turns:
                     break
                 segment = await interaction.turn(result.observation)
+        _raise_fault(turns)
         lo, _ = domain.manifest.reward_range
         reward, passed, _ = final_reward(turns, lo, domain.manifest.repair_discount)
         _record(interaction.trace, reward, passed, turns)
@@ -117,9 +119,19 @@ class _Turn:
     def __init__(self, result: Any):
         score = result.score
         self.reward, self.passed, self.error = score.reward, score.passed, score.error
+        self.failure = score.failure
         self.components = score.components
         self.attempt = (result.info or {}).get("attempt", True) is not False
         self.completion, self.status = "", "ok"
+
+
+def _raise_fault(turns: list[_Turn]) -> None:
+    from rlhub.failures import is_trainable
+
+    fault = next((t for t in turns if not is_trainable(t.failure)), None)
+    if fault is not None:
+        kind = vf.SandboxError if fault.failure == "sandbox" else vf.EnvError
+        raise kind(f"rlhub: a {fault.failure} failure, not the model's: {fault.error}")
 
 
 def _record(trace: Any, reward: float, passed: bool, turns: list[_Turn]) -> None:
@@ -128,9 +140,6 @@ def _record(trace: Any, reward: float, passed: bool, turns: list[_Turn]) -> None
     last = next((t for t in reversed(turns) if t.attempt), None)
     for name, value in (last.components if last else {}).items():
         trace.record_metric(f"rlhub/{name}", float(value))
-    errors = [t.error for t in turns if t.error]
-    if errors:
-        trace.info["rlhub_error"] = errors[-1]
 
 
 class RlhubHarness(NullHarness):

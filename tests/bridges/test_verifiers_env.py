@@ -90,3 +90,26 @@ def test_vf_eval_scores_rlhub_domains_with_rlhubs_own_verifiers(tiny_policy, mix
         else:
             assert len(replies) == domain.manifest.max_turns  # garbage never ends the game early
             assert trace["rewards"]["rlhub"]["score"] == 0.0
+
+
+def test_a_fault_that_is_not_the_models_fails_the_episode_instead_of_scoring_zero(tmp_path,
+                                                                                 monkeypatch):
+    """Played harness-free through rlhub-verifiers' stand-in agents (no model needed)."""
+    from rlhub.hub.bridges.verifiers_env import load_environment
+    from rlhub_verifiers import aio
+    from rlhub_verifiers.episode import Channel, bridged_env_class
+
+    monkeypatch.delenv("RLHUB_JUDGE_URL", raising=False)
+    monkeypatch.delenv("RLHUB_JUDGE_MODEL", raising=False)
+    path = tmp_path / "judged.json"
+    path.write_text(json.dumps({"strategy": "uniform", "domains": {"judged/explain-v1": {}}}))
+    env = load_environment(mixture=str(path), n=1)
+    played = bridged_env_class(type(env))(env.config)
+    channel = Channel(aio.loop())
+    future = aio.submit(played.run_episode(next(iter(played.taskset)), channel))
+    channel.give("An explanation.", final=True)
+    episode = future.result(timeout=120)
+    assert not episode.ok and [e.type for e in episode.errors] == ["EnvError"]
+    assert "rlhub: a judge failure, not the model's: JudgeUnavailable" in episode.errors[0].message
+    assert all(r is None or r.score == 0 for t in episode.traces for r in t.rewards.values())
+    assert all("rlhub" not in t.rewards for t in episode.traces)

@@ -18,7 +18,7 @@ import hashlib
 import json
 from typing import Any
 
-from rlhub import Domain, Episode, StepResult, Task, Verdict
+from rlhub import Domain, Episode, LabelError, StepResult, Task, Verdict
 from rlhub.manifest import Manifest
 from rlhub.task import task_id
 
@@ -75,7 +75,7 @@ class OpenEnvDomain(Domain):
         """The reset seed, re-derived from the task id (a forged ``meta`` changes nothing)."""
         parts = task.id.removeprefix(f"{self.id}:").split(":")
         if not task.id.startswith(f"{self.id}:") or len(parts) != 3:
-            raise ValueError(f"expected a task id '{self.id}:SPLIT:SEED:INDEX', found {task.id!r}")
+            raise LabelError(f"expected a task id '{self.id}:SPLIT:SEED:INDEX', found {task.id!r}")
         return reset_seed(parts[0], int(parts[1]), int(parts[2]))
 
     def check(self, task: Task, completion: str) -> Verdict:

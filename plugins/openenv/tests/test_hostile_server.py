@@ -81,5 +81,6 @@ def test_each_misbehaviour_is_an_error_of_its_class(hostile, monkeypatch, mode, 
     monkeypatch.setattr(client, "MESSAGE_TIMEOUT_S", 0.5)
     domain = _domain(hostile, mode)
     score = domain.verify(domain.task("train", 0, 0), "1")
-    assert (score.reward, score.passed) == (0.0, False)
+    assert (score.reward, score.passed, score.trainable) == (0.0, False, False)
+    assert score.failure == error.split("Error:")[0].lower()
     assert score.error.startswith(error.format(port=hostile.rsplit(":", 1)[1]))

@@ -73,7 +73,7 @@ def test_a_server_that_goes_away_is_a_sandbox_error_not_a_wrong_answer(fresh_ser
     episode = flaky.start(task)
     fresh_server.stop()
     score = flaky.verify(task, "32")
-    assert (score.reward, score.passed) == (0.0, False)
+    assert (score.reward, score.passed, score.failure) == (0.0, False, "sandbox")
     assert score.error.startswith(f"SandboxError: OpenEnv server ws://127.0.0.1:"
                                   f"{fresh_server.port}/ws is unreachable")
     try:

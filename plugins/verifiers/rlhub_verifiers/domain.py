@@ -9,7 +9,8 @@ taskset (verifiers seeds each of its tasks by position) gives ``train`` the even
 ``verify(task, completion)`` plays the episode with ``completion`` as the policy's only reply;
 ``start(task)`` plays it turn by turn. Both run the env's own code and the task's own rewards
 (:mod:`rlhub_verifiers.episode`). The verifiers task is always regenerated from the rlhub task's
-id, never read from the task's ``meta``, so a forged label cannot change what is scored.
+id, never read from the task's ``meta``, so a forged label cannot change what is scored (a task
+id of another domain is a ``LabelError``: failure class ``label``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import hashlib
 import random
 from typing import Any
 
-from rlhub import Domain, Episode, StepResult, Task, Verdict, VerifierError
+from rlhub import Domain, Episode, LabelError, StepResult, Task, Verdict, VerifierError
 from rlhub.manifest import Manifest
 from rlhub.task import Score, task_id
 
@@ -99,7 +100,7 @@ class VfDomain(Domain):
         parts = task.id[len(prefix):].split(":") if task.id.startswith(prefix) else []
         if task.domain != self.id or len(parts) != 3 or not all(p.lstrip("-").isdigit()
                                                                for p in parts[1:]):
-            raise VerifierError(f"expected a task id '{self.id}:SPLIT:SEED:INDEX' of this domain, "
+            raise LabelError(f"expected a task id '{self.id}:SPLIT:SEED:INDEX' of this domain, "
                                 f"found {task.id!r}; tasks come from `rlhub sample {self.id}`")
         return self.source.task_at(self.position(parts[0], int(parts[1]), int(parts[2])))
 
@@ -155,4 +156,4 @@ class VfEpisode(Episode):
             return self.domain.finalize(self.domain.verdict(self.future))
         except VerifierError as exc:
             components = {name: 0.0 for name in self.domain.manifest.components}
-            return Score(lo, components, False, "", f"VerifierError: {exc}")
+            return Score(lo, components, False, "", f"VerifierError: {exc}", failure="verifier")

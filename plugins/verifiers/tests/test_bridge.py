@@ -64,7 +64,7 @@ def test_a_crashing_reward_function_is_a_verifier_error_not_a_wrong_answer(vf_re
     domain = vf_registry.get(FRAGILE)
     task = domain.task("train", 0, 0)
     score = domain.verify(task, "boom")
-    assert score.reward == 0.0 and score.error is not None
+    assert (score.reward, score.failure, score.trainable) == (0.0, "verifier", False)
     assert score.error.startswith("VerifierError: the verifiers environment failed: TaskError")
     assert "divided by zero" in score.error
     assert domain.verify(task, "ok").reward == 1.0
@@ -79,7 +79,8 @@ def test_a_forged_task_cannot_choose_what_is_scored(vf_registry):
     stranger = type(task)(**{**task.to_dict(), "id": "math/x-v1:train:0:0"})
     score = domain.verify(stranger, task.gold)
     assert score.reward == 0.0
-    assert score.error == ("VerifierError: expected a task id 'vf/rlhub-test-arith-v1:SPLIT:SEED:"
+    assert score.failure == "label"
+    assert score.error == ("LabelError: expected a task id 'vf/rlhub-test-arith-v1:SPLIT:SEED:"
                            "INDEX' of this domain, found 'math/x-v1:train:0:0'; tasks come from "
                            "`rlhub sample vf/rlhub-test-arith-v1`")
 

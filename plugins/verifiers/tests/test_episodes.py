@@ -112,5 +112,5 @@ def test_a_stalled_reward_is_a_bounded_verifier_error(vf_registry, monkeypatch):
     monkeypatch.setattr(vf_domain, "STEP_TIMEOUT_S", 1.0)
     domain = vf_registry.get(STALL)
     score = domain.verify(domain.task("train", 0, 1), "stall")
-    assert (score.reward, score.passed) == (0.0, False)
+    assert (score.reward, score.passed, score.failure) == (0.0, False, "verifier")
     assert score.error == "TimeoutError: the verifiers environment did not answer within 1 s"
