@@ -19,8 +19,9 @@ from rlhub.hub.server_process import free_port
 from rlhub.task import Task
 
 BIN = Path(sys.executable).parent
+# a single-turn domain, and a two-turn repair domain whose verifier runs code in the sandbox
 MIX = {"strategy": "static", "domains": {"math/tiny-succ-v1": {"weight": 2.0},
-                                         "agentic/guess-number-v1": {"weight": 1.0}}}
+                                         "code/py-count-v1": {"weight": 1.0}}}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def test_load_environment_returns_a_verifiers_env_over_the_mixture(mixture):
     assert isinstance(env, vf.Env) and type(env).__name__ == "RlhubEnv"
     tasks = list(env.taskset)
     assert collections.Counter(t.data.domain for t in tasks) == {"math/tiny-succ-v1": 4,
-                                                                 "agentic/guess-number-v1": 2}
+                                                                 "code/py-count-v1": 2}
     first = Task.from_dict(tasks[0].data.task)
     assert first == rlhub.registry().get(first.domain).task("train", 3, 0)
     assert len({t.key for t in tasks}) == 6
@@ -87,8 +88,11 @@ def test_vf_eval_scores_rlhub_domains_with_rlhubs_own_verifiers(tiny_policy, mix
             expected = domain.verify(task, replies[0])
             assert trace["rewards"]["rlhub"]["score"] == expected.reward
             assert trace["metrics"]["rlhub/correct"] == expected.components["correct"]
-        else:
-            assert len(replies) == domain.manifest.max_turns  # garbage never ends the game early
+        else:  # a failed attempt gets the verifier's feedback and one repair
+            assert len(replies) == domain.manifest.max_turns == 2
+            feedback = [n["message"]["content"] for n in trace["nodes"]
+                        if n["message"]["role"] == "user"][-1]
+            assert feedback.startswith("Your answer did not pass.")
             assert trace["rewards"]["rlhub"]["score"] == 0.0
 
 
