@@ -18,8 +18,9 @@ sandbox, with the repair discount: ``lo + (reward - lo) * repair_discount ** k``
 repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A failure
 that is not the model's (rlhub's failure classes: a sandbox, verifier or judge fault) is never a
 reward: the episode fails with verifiers' ``SandboxError`` or ``EnvError`` naming it, so
-verifiers retries it or leaves it out of training. The harness is verifiers' ``null`` chat loop: the model only answers, it never
-executes anything on the host; code runs in rlhub's sandbox when a domain's verifier runs it.
+verifiers retries it or leaves it out of training. The harness is verifiers' ``null`` chat loop:
+the model only answers, it never executes anything on the host; code runs in rlhub's sandbox
+when a domain's verifier runs it.
 """
 
 from __future__ import annotations

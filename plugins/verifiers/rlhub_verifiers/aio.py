@@ -2,8 +2,9 @@
 
 rlhub's ``Domain.verify`` and ``Episode.step`` are synchronous and run on whatever thread the
 caller uses (the rollout loop's executor, the server's pool); verifiers' scoring and episodes are
-coroutines. They all run on one daemon thread's loop, and a caller waits at most ``timeout``
-seconds for its result: an overrun cancels the coroutine and raises :class:`TimeoutError`.
+coroutines. They all run on one daemon thread's loop; callers wait on an episode's channel with
+a timeout (:mod:`rlhub_verifiers.episode`). A reward function that blocks the loop instead of
+awaiting stalls every episode of the process until it returns: verifiers' rewards are async.
 """
 
 from __future__ import annotations
@@ -32,16 +33,3 @@ def loop() -> asyncio.AbstractEventLoop:
 def submit(coro: Coroutine[Any, Any, T]) -> Future[T]:
     """Schedule ``coro`` on the bridge loop."""
     return asyncio.run_coroutine_threadsafe(coro, loop())
-
-
-def run(coro: Coroutine[Any, Any, T], timeout: float) -> T:
-    """Run ``coro`` on the bridge loop and wait for it; cancel it after ``timeout`` seconds."""
-    if threading.current_thread().name == "rlhub-vf-loop":
-        raise RuntimeError("rlhub_verifiers.aio.run() called from the bridge loop itself")
-    future = submit(coro)
-    try:
-        return future.result(timeout)
-    except TimeoutError:
-        future.cancel()
-        raise TimeoutError(f"the verifiers environment did not answer within {timeout:g} s") \
-            from None
