@@ -29,8 +29,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rlhub.plugins import rlhub_home
 
 ENV_VAR = "RLHUB_OPENENV_ENVS"
@@ -88,6 +86,8 @@ def _save(path: Path, data: dict[str, Any]) -> None:
 
 def describe(path: Path, text: str) -> dict[str, Any]:
     """The manifest of the environment declared in ``path``, or why it is left out."""
+    import yaml  # only for a file not described yet: a cached listing never imports it
+
     try:
         spec = yaml.safe_load(text)
         if not isinstance(spec, dict) or not spec.get("name"):
