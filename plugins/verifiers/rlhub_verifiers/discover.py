@@ -19,7 +19,6 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -194,6 +193,8 @@ def described(*, refresh: bool = False) -> list[dict[str, Any]]:
 
 def describe_in_child(sources: list[Source]) -> list[dict[str, Any]]:
     """Describe ``sources`` in a fresh interpreter (it imports verifiers; this process does not)."""
+    import subprocess
+
     payload = json.dumps([asdict(s) for s in sources])
     try:
         out = subprocess.run([sys.executable, "-m", "rlhub_verifiers.describe"], input=payload,

@@ -25,6 +25,7 @@ from rlhub.manifest import Manifest
 from rlhub.task import Score, task_id
 
 from rlhub_verifiers import tools
+from rlhub_verifiers.episode import text_of
 from rlhub_verifiers.source import Source, episode_rewards
 
 STEP_TIMEOUT_S = 300.0
@@ -73,14 +74,12 @@ class VfDomain(Domain):
                     meta={"vf_position": position, "vf_key": source_task.key})
 
     def _prompt(self, source_task: Any) -> list[dict[str, str]]:
-        from rlhub_verifiers.episode import _text
-
         data = source_task.data
         messages = [{"role": "system", "content": data.system_prompt}] if data.system_prompt else []
         if isinstance(data.prompt, str):
             messages.append({"role": "user", "content": data.prompt})
         else:
-            messages += [{"role": m.role, "content": _text([m])} for m in data.prompt or []]
+            messages += [{"role": m.role, "content": text_of([m])} for m in data.prompt or []]
         specs = tools.tool_specs(type(source_task).toolsets(source_task.config))
         if specs:
             messages[-1] = {**messages[-1], "content": messages[-1]["content"]

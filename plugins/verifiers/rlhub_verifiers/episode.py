@@ -18,6 +18,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import verifiers.v1 as vf
+from verifiers.v1.agent import Segment
+from verifiers.v1.graph import MessageNode
+from verifiers.v1.trace import AgentInfo, TraceTask
+from verifiers.v1.types import content_text
+
 from rlhub_verifiers import tools
 
 IDLE_TIMEOUT_S = 600.0
@@ -66,18 +72,8 @@ class Channel:
             return None  # the rlhub side walked away: end the env's loop
 
 
-def _vf() -> Any:
-    import verifiers.v1 as vf
-
-    return vf
-
-
 def new_trace(task: Any, name: str) -> Any:
     """A trace of ``task`` holding its system prompt and prompt, as a harness would record."""
-    vf = _vf()
-    from verifiers.v1.graph import MessageNode
-    from verifiers.v1.trace import AgentInfo, TraceTask
-
     trace = vf.Trace(task=TraceTask(type=type(task).__name__, data=task.data, key=task.key,
                                     hash=task.hash),
                      agent=AgentInfo(config=vf.AgentConfig(), name=name))
@@ -95,8 +91,6 @@ def _head(trace: Any) -> int | None:
 
 
 def _append(trace: Any, message: Any, *, sampled: bool = False) -> None:
-    from verifiers.v1.graph import MessageNode
-
     trace.nodes.append(MessageNode(message=message, parent=_head(trace), sampled=sampled))
 
 
@@ -128,7 +122,6 @@ class BridgedAgent:
     async def reply(self, trace: Any, specs: dict[str, tools.ToolSpec],
                     observation: str | None) -> str | None:
         """The policy's next answer; tool calls are run and answered until one comes."""
-        vf = _vf()
         while True:
             completion = await self.channel.reply(observation)
             if completion is None:
@@ -160,12 +153,9 @@ class Interaction:
         self.over = False
 
     async def turn(self, message: Any = None) -> Any:
-        from verifiers.v1.agent import Segment
-
-        vf = _vf()
         if self.over:
             raise RuntimeError("the exchange is over (the run ended); read interaction.trace")
-        observation = None if message is None else _text(message)
+        observation = None if message is None else text_of(message)
         if message is not None:
             _append(self.trace, vf.UserMessage(content=observation))
         reply = await self.agent.reply(self.trace, self.specs, observation)
@@ -180,9 +170,8 @@ class Interaction:
         return self.trace
 
 
-def _text(message: Any) -> str:
-    from verifiers.v1.types import content_text
-
+def text_of(message: Any) -> str:
+    """A user turn (a string, or messages typed or as dicts) as text."""
     if isinstance(message, str):
         return message
     parts = [m.get("content", "") if isinstance(m, dict) else content_text(m.content)
@@ -200,7 +189,6 @@ def bridged_env_class(env_cls: type) -> type:
 
     def _episode_agents(self: Any, ctx: Channel, completed: list[Any], on_trace: Any,
                         on_discard: Any) -> Any:
-        vf = _vf()
         return vf.Agents(self.config, lambda name, _spec: BridgedAgent(name, ctx, completed))
 
     return type(f"Bridged{env_cls.__name__}", (env_cls,), {"_episode_agents": _episode_agents})
