@@ -74,7 +74,8 @@ class OpenEnvDomain(Domain):
     def seed_of(self, task: Task) -> int:
         """The reset seed, re-derived from the task id (a forged ``meta`` changes nothing)."""
         parts = task.id.removeprefix(f"{self.id}:").split(":")
-        if not task.id.startswith(f"{self.id}:") or len(parts) != 3:
+        if not task.id.startswith(f"{self.id}:") or len(parts) != 3 or \
+                not all(p.lstrip("-").isdigit() for p in parts[1:]):
             raise LabelError(f"expected a task id '{self.id}:SPLIT:SEED:INDEX', found {task.id!r}")
         return reset_seed(parts[0], int(parts[1]), int(parts[2]))
 

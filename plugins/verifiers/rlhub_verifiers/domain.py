@@ -2,7 +2,7 @@
 
 Tasks are the taskset's own, by position. A finite taskset is split once by its tasks' content
 keys (about one in five goes to ``test``; both splits hold every task when it has fewer than
-five); within a split, ``(seed, index)`` picks from a permutation seeded by ``seed``. An infinite
+five, or when a split would be empty); within a split, ``(seed, index)`` picks from a permutation seeded by ``seed``. An infinite
 taskset (verifiers seeds each of its tasks by position) gives ``train`` the even positions and
 ``test`` the odd ones, and ignores ``seed``.
 
@@ -47,6 +47,8 @@ class VfDomain(Domain):
 
     def position(self, split: str, seed: int, index: int) -> int:
         self._check_split(split)
+        if index < 0:
+            raise ValueError(f"domain {self.id!r}: expected a task index >= 0, found {index}")
         if self.source.infinite:
             return 2 * index + (split == "test")
         order = self._order(split, seed)
@@ -97,8 +99,7 @@ class VfDomain(Domain):
         """The verifiers task behind ``task``, regenerated from its id."""
         prefix = f"{self.id}:"
         parts = task.id[len(prefix):].split(":") if task.id.startswith(prefix) else []
-        if task.domain != self.id or len(parts) != 3 or not all(p.lstrip("-").isdigit()
-                                                               for p in parts[1:]):
+        if task.domain != self.id or len(parts) != 3 or not all(p.isdigit() for p in parts[1:]):
             raise LabelError(f"expected a task id '{self.id}:SPLIT:SEED:INDEX' of this domain, "
                                 f"found {task.id!r}; tasks come from `rlhub sample {self.id}`")
         return self.source.task_at(self.position(parts[0], int(parts[1]), int(parts[2])))

@@ -76,6 +76,8 @@ def test_a_forged_task_cannot_choose_what_is_scored(vf_registry):
     other = domain.task("train", 0, 1)
     forged = type(task)(**{**task.to_dict(), "prompt": other.prompt, "meta": other.meta})
     assert domain.verify(forged, other.gold).reward == (1.0 if other.gold == task.gold else 0.0)
+    negative = type(task)(**{**task.to_dict(), "id": f"{ARITH}:train:0:-1"})
+    assert domain.verify(negative, task.gold).failure == "label"
     stranger = type(task)(**{**task.to_dict(), "id": "math/x-v1:train:0:0"})
     score = domain.verify(stranger, task.gold)
     assert score.reward == 0.0
