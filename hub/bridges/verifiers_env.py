@@ -10,14 +10,15 @@ A verifiers environment is a module exporting a ``Taskset`` (and here an ``Env``
     env = load_environment(mixture="MIX.yaml")          # a verifiers.v1.Env
 
 The taskset draws ``n`` tasks split across the mixture's domains in exact proportion to their
-weights (``rlhub export``'s rule), deterministically in ``(split, seed)``. :class:`RlhubEnv`
-plays each as an rlhub episode: the policy's reply goes to the domain's ``Episode.step`` and
-the observation (the verifier's feedback for a repair, a tool's output) comes back as the user's
-next turn, up to the domain's ``max_turns``. The reward is rlhub's, from its verifiers and
-sandbox, with the repair discount: ``lo + (reward - lo) * repair_discount ** k`` for a pass at
-repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A failure
-that is not the model's (rlhub's failure classes: a sandbox, verifier or judge fault) is never a
-reward: the episode fails with verifiers' ``SandboxError`` or ``EnvError`` naming it, so
+weights (``rlhub export``'s rule), deterministically in ``(split, seed)``; a task carries its
+coordinates (domain, split, seed, index) and is regenerated from them to be scored.
+:class:`RlhubEnv` plays each as an rlhub episode: the policy's reply goes to the domain's
+``Episode.step`` and the observation (the verifier's feedback for a repair, a tool's output) comes
+back as the user's next turn, up to the domain's ``max_turns``. The reward is rlhub's, from its
+verifiers and sandbox, with the repair discount: ``lo + (reward - lo) * repair_discount ** k`` for
+a pass at repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A
+failure that is not the model's (rlhub's failure classes: a sandbox, verifier or judge fault) is
+never a reward: the episode fails with verifiers' ``SandboxError`` or ``EnvError`` naming it, so
 verifiers retries it or leaves it out of training. The harness is verifiers' ``null`` chat loop:
 the model only answers, it never executes anything on the host; code runs in rlhub's sandbox
 when a domain's verifier runs it.
@@ -26,6 +27,7 @@ when a domain's verifier runs it.
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import verifiers.v1 as vf
@@ -35,10 +37,19 @@ MODULE = "rlhub-env"  # the id verifiers resolves (the rlhub_env module re-expor
 
 
 class RlhubData(vf.TaskData):
-    """One rlhub task: its domain and the task itself (``rlhub.Task.to_dict()``)."""
+    """One rlhub task by its coordinates; the task is regenerated from them to be scored, so
+    task data arriving over verifiers' env-server wire cannot choose what the verifier checks."""
 
     domain: str
-    task: dict[str, Any]
+    split: str
+    seed: int
+    index: int
+    task_id: str
+
+    def rlhub_task(self) -> Any:
+        from rlhub.plugins import registry
+
+        return registry().get(self.domain).task(self.split, self.seed, self.index)
 
 
 class RlhubTask(vf.Task[RlhubData]):
@@ -46,7 +57,7 @@ class RlhubTask(vf.Task[RlhubData]):
 
     @property
     def key(self) -> str:
-        return str(self.data.task["id"])
+        return self.data.task_id
 
 
 class RlhubTasksetConfig(vf.TasksetConfig):
@@ -64,16 +75,27 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
     """The mixture's tasks, as ``rlhub export`` draws them."""
 
     def load(self) -> list[RlhubTask]:
-        from rlhub.hub.export import export_tasks
+        from rlhub.hub.export import largest_remainder
         from rlhub.plugins import registry
+        from rlhub.scheduler import Scheduler, load_mixture
 
-        if not self.config.mixture:
+        cfg = self.config
+        if not cfg.mixture:
             raise ValueError("expected --env.taskset.mixture MIX.yaml (an rlhub mixture), "
                              "found none")
-        tasks, _ = export_tasks(self.config.mixture, self.config.n, registry(),
-                                split=self.config.split, seed=self.config.seed)
-        return [RlhubTask(RlhubData(name=t.id, prompt=_messages(t.prompt), domain=t.domain,
-                                    task=t.to_dict()), self.config.task) for t in tasks]
+        mixture = load_mixture(cfg.mixture, registry())
+        counts = largest_remainder(cfg.n, Scheduler.from_config(mixture, registry()).weights())
+        coords = [(d, i) for d, k in counts.items() for i in range(k)]
+        random.Random(f"rlhub-env/{cfg.seed}/{cfg.split}/{cfg.n}").shuffle(coords)
+        return [self._task(domain, index) for domain, index in coords]
+
+    def _task(self, domain: str, index: int) -> RlhubTask:
+        data = RlhubData(domain=domain, split=self.config.split, seed=self.config.seed,
+                         index=index, task_id="", prompt="")
+        task = data.rlhub_task()
+        data = data.model_copy(update={"task_id": task.id, "name": task.id,
+                                       "prompt": _messages(task.prompt)})
+        return RlhubTask(data, self.config.task)
 
 
 def _messages(prompt: Any) -> list[dict[str, str]] | str:
@@ -94,10 +116,10 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
     async def run(self, task: RlhubTask, agents: Any) -> None:
         from rlhub.plugins import registry
         from rlhub.rollout import final_reward
-        from rlhub.task import Task
 
         domain = registry().get(task.data.domain)
-        episode = await asyncio.to_thread(domain.start, Task.from_dict(task.data.task))
+        rlhub_task = await asyncio.to_thread(task.data.rlhub_task)
+        episode = await asyncio.to_thread(domain.start, rlhub_task)
         turns: list[Any] = []
         async with agents.agent.interaction(task) as interaction:
             segment = await interaction.turn()

@@ -16,7 +16,6 @@ import pytest
 
 import rlhub
 from rlhub.hub.server_process import free_port
-from rlhub.task import Task
 
 BIN = Path(sys.executable).parent
 # a single-turn domain, and a two-turn repair domain whose verifier runs code in the sandbox
@@ -59,8 +58,10 @@ def test_load_environment_returns_a_verifiers_env_over_the_mixture(mixture):
     tasks = list(env.taskset)
     assert collections.Counter(t.data.domain for t in tasks) == {"math/tiny-succ-v1": 4,
                                                                  "code/py-count-v1": 2}
-    first = Task.from_dict(tasks[0].data.task)
-    assert first == rlhub.registry().get(first.domain).task("train", 3, 0)
+    data = tasks[0].data
+    first = rlhub.registry().get(data.domain).task("train", 3, data.index)
+    assert (data.task_id, tasks[0].key) == (first.id, first.id)
+    assert data.prompt_text == first.prompt_text()
     assert len({t.key for t in tasks}) == 6
 
 
@@ -79,8 +80,9 @@ def test_vf_eval_scores_rlhub_domains_with_rlhubs_own_verifiers(tiny_policy, mix
     assert len(traces) == 3 and all(not t["errors"] for t in traces)
     registry = rlhub.registry()
     for trace in traces:
-        task = Task.from_dict(trace["task"]["data"]["task"])
-        domain = registry.get(task.domain)
+        data = trace["task"]["data"]
+        domain = registry.get(data["domain"])
+        task = domain.task(data["split"], data["seed"], data["index"])
         replies = [n["message"]["content"] for n in trace["nodes"] if n.get("sampled")]
         assert "rlhub/passed" in trace["metrics"]
         if domain.manifest.max_turns == 1:
