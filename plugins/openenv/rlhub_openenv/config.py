@@ -33,7 +33,7 @@ from rlhub.plugins import rlhub_home
 
 ENV_VAR = "RLHUB_OPENENV_ENVS"
 DESCRIBE_TIMEOUT_S = 10.0
-_memo: list[dict[str, Any]] | None = None
+_memo: dict[str, list[dict[str, Any]]] = {}  # by the declared files and $RLHUB_HOME
 
 
 def spec_files() -> list[Path]:
@@ -52,16 +52,17 @@ def domain_id(name: str) -> str:
 
 def described() -> list[dict[str, Any]]:
     """Every declared environment as ``{"id", "manifest"}`` or ``{"id", "excluded"}``."""
-    global _memo
-    if _memo is not None:
-        return _memo
+    files = spec_files()
+    key = json.dumps([str(rlhub_home()), *map(str, files)])
+    if key in _memo:
+        return _memo[key]
     cache_path = rlhub_home() / "cache" / "openenv-envs.json"
     try:
         cache = json.loads(cache_path.read_text())
     except (OSError, ValueError):
         cache = {}
     entries, fresh = [], {}
-    for path in spec_files():
+    for path in files:
         text = path.read_text()
         key = hashlib.sha256(text.encode()).hexdigest()
         entry = cache.get(key) or describe(path, text)
@@ -70,7 +71,7 @@ def described() -> list[dict[str, Any]]:
         entries.append(entry)
     if fresh != cache:
         _save(cache_path, fresh)
-    _memo = entries
+    _memo[key] = entries
     return entries
 
 

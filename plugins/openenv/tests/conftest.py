@@ -81,12 +81,8 @@ def oe_registry(guess_server: GuessServer, tmp_path_factory: pytest.TempPathFact
     saved = {k: os.environ.get(k) for k in ("RLHUB_OPENENV_ENVS", "RLHUB_HOME")}
     os.environ["RLHUB_OPENENV_ENVS"] = str(folder)
     os.environ["RLHUB_HOME"] = str(tmp_path_factory.mktemp("openenv_home"))
-    from rlhub_openenv import config
-
-    config._memo = None
     plugins.reset()
     yield plugins.registry()
-    config._memo = None
     plugins.reset()
     for key, value in saved.items():
         if value is None:

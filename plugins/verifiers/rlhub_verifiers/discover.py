@@ -32,7 +32,7 @@ REQUIRES = re.compile(r"^Requires-Dist:\s*verifiers\s*($|[<>=!~;\[(\s])",
                       re.IGNORECASE | re.MULTILINE)
 MAX_FILES = 2000
 DESCRIBE_TIMEOUT_S = 900
-_memo: list[dict[str, Any]] | None = None
+_memo: dict[str, list[dict[str, Any]]] = {}  # by sys.path fingerprint and $RLHUB_HOME
 
 
 @dataclass(frozen=True)
@@ -149,9 +149,9 @@ class Cache:
 
 def described(*, refresh: bool = False) -> list[dict[str, Any]]:
     """Every installed environment as ``{"id", "manifest"}`` or ``{"id", "excluded"}``."""
-    global _memo
-    if _memo is not None and not refresh:
-        return _memo
+    key = f"{_path_fingerprint()}:{rlhub_home()}"
+    if key in _memo and not refresh:
+        return _memo[key]
     cache = Cache()
     known = cache.data.setdefault("described", {})
     sources = cache.sources()
@@ -166,29 +166,8 @@ def described(*, refresh: bool = False) -> list[dict[str, Any]]:
                                if stamps[s.taskset] in known}
     cache.dirty = cache.dirty or bool(missing) or len(known) != len(cache.data["described"])
     cache.save()
-    _memo = [fresh.get(s.taskset) or known[stamps[s.taskset]] for s in sources]
-    return _memo
-    cache = Cache()
-    known = cache.data.setdefault("described", {})
-    sources = cache.sources()
-    stamps = {s.taskset: stamp(s) for s in sources}
-    missing = [s for s in sources if refresh or stamps[s.taskset] not in known]
-    if missing:
-        for source, entry in zip(missing, describe_in_child(missing)):
-            if entry.pop("cache", True):
-                known[stamps[source.taskset]] = entry
-                cache.dirty = True
-            else:
-                known.pop(stamps[source.taskset], None)
-                _memo_entry = entry
-                stamps[source.taskset] = f"uncached:{id(_memo_entry)}"
-                known[stamps[source.taskset]] = entry
-    live = set(stamps.values())
-    cache.data["described"] = {k: v for k, v in known.items()
-                               if k in live and not k.startswith("uncached:")}
-    cache.save()
-    _memo = [known[stamps[s.taskset]] for s in sources]
-    return _memo
+    _memo[key] = [fresh.get(s.taskset) or known[stamps[s.taskset]] for s in sources]
+    return _memo[key]
 
 
 def describe_in_child(sources: list[Source]) -> list[dict[str, Any]]:

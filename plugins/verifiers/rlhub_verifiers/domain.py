@@ -2,9 +2,9 @@
 
 Tasks are the taskset's own, by position. A finite taskset is split once by its tasks' content
 keys (about one in five goes to ``test``; both splits hold every task when it has fewer than
-five, or when a split would be empty); within a split, ``(seed, index)`` picks from a permutation seeded by ``seed``. An infinite
-taskset (verifiers seeds each of its tasks by position) gives ``train`` the even positions and
-``test`` the odd ones, and ignores ``seed``.
+five, or when a split would be empty); within a split, ``(seed, index)`` picks from a
+permutation seeded by ``seed``. An infinite taskset (verifiers seeds each of its tasks by
+position) gives ``train`` the even positions and ``test`` the odd ones, and ignores ``seed``.
 
 ``verify(task, completion)`` plays the episode with ``completion`` as the policy's only reply;
 ``start(task)`` plays it turn by turn. Both run the env's own code and the task's own rewards
