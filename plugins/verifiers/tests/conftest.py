@@ -44,7 +44,3 @@ def vf_registry(vf_site: Path) -> rlhub.Registry:
     plugins.reset()
     return plugins.registry()
 
-
-@pytest.fixture
-def vf_home(vf_site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return Path(os.environ["RLHUB_HOME"])
