@@ -8,6 +8,10 @@ BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 STAMP  := $(VENV)/.installed
+# OpenEnv's own client and server framework, for the bridge tests: openenv 0.10 and verifiers 0.4
+# (rlhub-verifiers) pin different mcp versions, so OpenEnv gets a virtualenv of its own.
+OPENENV_VENV := .venv-openenv
+OPENENV ?= openenv==0.10.0
 
 .PHONY: setup demo test bench clean
 
@@ -23,6 +27,10 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	# gem-llm pins reasoning-gym==0.1.23 against rlhub-reasoning-gym's 0.1.25; the games that
 	# plugins/gem bridges need neither pin (see plugins/gem/pyproject.toml).
 	$(BIN)/pip install -q --no-deps "gem-llm==0.1.0"
+	# uv: verifiers' harnesses run their chat program through `uv sync --script` (vf-eval test).
+	$(BIN)/pip install -q "uv>=0.5"
+	test -x $(OPENENV_VENV)/bin/python || $(PYTHON) -m venv $(OPENENV_VENV)
+	$(OPENENV_VENV)/bin/pip install -q "$(OPENENV)"
 	touch $(STAMP)
 
 demo: setup
@@ -38,4 +46,4 @@ bench: setup
 	for b in discovery verifiers sandbox server scheduler; do $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(OPENENV_VENV) runs

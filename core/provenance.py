@@ -101,9 +101,13 @@ def source_versions(manifest: Manifest) -> dict[str, str]:
 def domain_provenance(manifest: Manifest) -> dict[str, Any]:
     """The record that pins one domain: ids, versions and the verifier code hash.
 
-    A domain whose manifest ``requires`` other distributions also records ``source_versions``.
+    A domain whose manifest ``requires`` other distributions also records ``source_versions``;
+    a bridged domain (its manifest's ``params.bridge``) records which bridge plugin and which
+    source package and version it needs.
     """
+    bridge = manifest.data.get("params", {}).get("bridge")
     record = {
+        **({"bridge": bridge} if isinstance(bridge, dict) else {}),
         "domain": manifest.id,
         "domain_version": manifest.version,
         "plugin": manifest.plugin,

@@ -96,6 +96,7 @@ class ServerConfig:
     max_body_bytes: int = 64 << 20
     infra_retries: int = 2
     max_request_keys: int = 50_000
+    openenv: bool = False
     log_level: str = "warning"
 
     @property
@@ -467,6 +468,10 @@ def create_app(config: ServerConfig | None = None, registry: Any = None) -> Any:
     app = FastAPI(title="rlhub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
     _routes(app, hub)
+    if config.openenv:
+        from rlhub.hub.bridges.openenv_server import mount
+
+        mount(app, hub)
     return app
 
 

@@ -39,6 +39,8 @@ def serve(
     infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Times a verification "
                                       "is repeated after a sandbox, verifier or judge failure."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    openenv: bool = typer.Option(False, "--openenv", help="Also speak OpenEnv's protocol (a "
+                                 "WebSocket at /ws; /schema, /metadata) for OpenEnv clients."),
 ) -> None:
     """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
     from rlhub.hub.server import ServerConfig, run
@@ -46,7 +48,7 @@ def serve(
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
                           mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
                           episode_ttl_s=episode_ttl, infra_retries=infra_retries,
-                          log_level=log_level)
+                          log_level=log_level, openenv=openenv)
     if workers:
         config.workers = workers
     if strip_token:

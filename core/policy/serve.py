@@ -1,7 +1,11 @@
 """``rlhub policy serve SPEC``: an OpenAI-compatible HTTP server for any rlhub policy.
 
 Endpoints: ``POST /v1/chat/completions`` (``messages``, ``temperature``, ``top_p``,
-``max_tokens``, ``stop``, ``seed``, ``n``; no streaming), ``GET /v1/models`` and ``GET /health``.
+``max_tokens``, ``stop``, ``seed``, ``n``, ``stream``), ``GET /v1/models`` and ``GET /health``.
+A streamed answer is generated whole, then sent as server-sent events (one content chunk per
+choice, a closing chunk with the finish reason and usage, ``data: [DONE]``): enough for clients
+that always stream, such as verifiers' harness programs. Message content may be a string, a list
+of text parts (joined) or null.
 Concurrent requests to a local model are merged into batches by the policy's micro-batcher.
 A failed generation answers HTTP 500 with an OpenAI-style ``{"error": {...}}`` body.
 """
@@ -23,7 +27,13 @@ def make_app(policy: Any, model_name: str) -> Any:
 
     class ChatMessage(BaseModel):
         role: str
-        content: str
+        content: str | list[dict[str, Any]] | None = None
+
+        def text(self) -> dict[str, str]:
+            content = self.content
+            if isinstance(content, list):
+                content = "".join(str(p.get("text", "")) for p in content)
+            return {"role": self.role, "content": content or ""}
 
     class ChatRequest(BaseModel):
         model: str = model_name
@@ -50,15 +60,18 @@ def make_app(policy: Any, model_name: str) -> Any:
 
     @app.post("/v1/chat/completions", response_model=None)
     async def chat(req: ChatRequest) -> Any:
-        if req.stream:
-            return _error(JSONResponse, 400, "streaming is not supported; send stream=false")
         sampling = _sampling(req)
-        messages = [m.model_dump() for m in req.messages]
+        messages = [m.text() for m in req.messages]
         gens = await generate_detailed(policy, [messages] * req.n, **sampling)
         failed = [g.error for g in gens if g.error]
         if failed:
             return _error(JSONResponse, 500, f"generation failed: {failed[0]}")
-        return _completion(model_name, gens)
+        completion = _completion(model_name, gens)
+        if req.stream:
+            from fastapi.responses import StreamingResponse
+
+            return StreamingResponse(_events(completion), media_type="text/event-stream")
+        return completion
 
     return app
 
@@ -89,6 +102,21 @@ def _completion(model_name: str, gens: list[Any]) -> dict[str, Any]:
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }
+
+
+def _events(completion: dict[str, Any]) -> Any:
+    """``completion`` as OpenAI's ``chat.completion.chunk`` server-sent events."""
+    import json
+
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    for choice in completion["choices"]:
+        delta = {"index": choice["index"], "delta": choice["message"], "finish_reason": None}
+        yield f"data: {json.dumps({**head, 'choices': [delta]})}\n\n"
+    closing = [{"index": c["index"], "delta": {}, "finish_reason": c["finish_reason"]}
+               for c in completion["choices"]]
+    yield f"data: {json.dumps({**head, 'choices': closing, 'usage': completion['usage']})}\n\n"
+    yield "data: [DONE]\n\n"
 
 
 def serve(spec: str, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,

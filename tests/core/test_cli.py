@@ -88,3 +88,15 @@ def test_domains_file_option_registers_a_data_only_domain(tmp_path):
 def test_human_output_is_readable(command):
     out = rlhub(*command)
     assert out.returncode == 0 and ("toy/reverse-v1" in out.stdout or "python-tests" in out.stdout)
+
+
+def test_list_all_adds_the_left_out_environments_with_the_reason():
+    plain = json.loads(rlhub("list", "--json", RLHUB_PLUGINS="leftplug").stdout)
+    full = json.loads(rlhub("list", "--all", "--json", RLHUB_PLUGINS="leftplug").stdout)
+    assert [r["id"] for r in plain] == ["left/kept-v1"]
+    assert full[1:] == [{"id": "left/duel-v1", "plugin": "left", "reason": "its env has 2 agent "
+                         "seats", "left_out": "its env has 2 agent seats",
+                         "distribution": "RLHUB_PLUGINS module leftplug"}]
+    table = rlhub("list", "--all", RLHUB_PLUGINS="leftplug", COLUMNS="200").stdout
+    assert "its env has 2 agent seats" in table
+    assert "1 domains from 1 plugins; 1 environments left out" in table

@@ -1,0 +1,1 @@
+"""rlhub-openenv: OpenEnv environment servers as rlhub domains, ``openenv/<name>-v1``."""

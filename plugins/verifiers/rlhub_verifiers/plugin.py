@@ -1,0 +1,26 @@
+"""rlhub plugin ``vf``: manifests of the installed verifiers environments, read from a cache.
+
+Nothing here imports verifiers: :mod:`rlhub_verifiers.discover` finds the environments from
+distribution metadata and describes a new or changed one in a child interpreter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlhub import hookimpl
+
+from rlhub_verifiers import discover
+
+
+@hookimpl
+def rlhub_domains() -> list[dict[str, Any]]:
+    """One domain per installed verifiers environment that meets the contract."""
+    return [entry["manifest"] for entry in discover.described() if "manifest" in entry]
+
+
+@hookimpl
+def rlhub_left_out() -> list[dict[str, str]]:
+    """The installed verifiers environments left out, each with the reason."""
+    return [{"id": entry["id"], "reason": entry["excluded"]}
+            for entry in discover.described() if "excluded" in entry]
