@@ -95,35 +95,37 @@ def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_regi
     assert (bridged[0]["plugin"], bridged[0]["domain_version"]) == ("vf", "1.2.0")
 
 
-def test_openrlhfs_agent_module_plays_a_bridged_multi_turn_domain(vf_registry, monkeypatch):
-    """rlhub's ``--train.agent_func_path`` module inside OpenRLHF's executor, as in
-    tests/hub/test_openrlhf_agent.py, on the bridged higher/lower game."""
+def test_openrlhfs_agent_module_plays_a_bridged_multi_turn_domain(vf_registry, monkeypatch,
+                                                                   tmp_path):
+    """rlhub's ``--train.agent_func_path`` module inside OpenRLHF's executor, with the
+    vLLM-faithful engine of tests/hub/test_openrlhf_agent.py, on the bridged higher/lower game."""
     import asyncio
     import importlib.util
 
-    hub_tests = Path(__file__).resolve().parents[3] / "tests" / "hub"
-    sys.path.insert(0, str(hub_tests))
-    from test_openrlhf_client import SamplingParams, ScriptedEngine, chat
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "hub"))
+    import offline_tokenizers
+    from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel
 
-    from rlhub.hub.export import label_of
-    from rlhub.policy.tiny import build_tokenizer
+    from rlhub.hub.export import as_messages, label_of
 
-    tokenizer = build_tokenizer()
+    model_dir = str(offline_tokenizers.build("qwen2", tmp_path / "qwen2"))
     domain = vf_registry.get(GUESS)
     task = domain.task("train", 0, 3)
     secret = domain.source_task(task).data.secret
     with ServerProcess(["--workers", "2"], env=dict(os.environ)) as server:
-        tok_dir = Path(os.environ["RLHUB_HOME"]) / "tokenizer"
-        tokenizer.save_pretrained(tok_dir)
         monkeypatch.setenv("RLHUB_SERVER_URL", server.url)
-        monkeypatch.setenv("RLHUB_TOKENIZER", str(tok_dir))
         path = Path(__file__).resolve().parents[3] / "hub" / "openrlhf_agent.py"
         spec = importlib.util.spec_from_file_location("agent_module", str(path))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        engine = ScriptedEngine(tokenizer, [f"{secret % 64 + 1}<eos>", f"{secret}<eos>"])
+        model = ScriptedModel("<|im_start|>assistant", default=[str(secret % 64 + 1), str(secret)])
+        engine = ActorView(FakeEngine(model_dir, model))
+        tok = engine.engine.tokenizer
+        prompt = tok.apply_chat_template(as_messages(task.prompt), tokenize=False,
+                                         add_generation_prompt=True)
+        params = SamplingParams(max_tokens=None, skip_special_tokens=False)
         out = asyncio.run(module.AgentExecutor().execute(
-            chat(tokenizer, task), label_of(task), SamplingParams(), 8192, tokenizer, engine))
+            prompt, label_of(task, "eval"), params, 8192, tok, engine))
     assert out["reward"] == 1.0 and len(out["action_ranges"]) == 2
     (_, end1), (start2, _) = out["action_ranges"]
-    assert "is wrong: go" in tokenizer.decode(out["observation_tokens"][end1:start2])
+    assert "is wrong: go" in tok.decode(out["observation_tokens"][end1:start2])
