@@ -17,8 +17,11 @@ MIXTURE = {"strategy": "uniform", "domains": {
 
 
 def rlhub(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``rlhub ARGS`` with its own home, run there (so a pull's project lock stays there too)."""
     env = {**os.environ, "RLHUB_HOME": str(home)}
-    return subprocess.run([RLHUB, *args], env=env, capture_output=True, text=True, timeout=600)
+    home.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([RLHUB, *args], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=home)
 
 
 @pytest.fixture(scope="module")
