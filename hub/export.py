@@ -2,13 +2,19 @@
 
 Each row is::
 
-    {"prompt": ..., "label": "{\"domain\": ..., \"task\": {...}}", "datasource": DOMAIN,
-     "gold": REFERENCE_OR_NULL}
+    {"prompt": ..., "label": "{\"domain\": ..., \"task\": {...}, \"sig\": ...}",
+     "datasource": DOMAIN, "gold": REFERENCE_OR_NULL}
 
 for ``--data.input_key prompt --data.label_key label`` (add ``--data.apply_chat_template``).
 ``label`` is a JSON *string* so that every row has the same column type (HF ``datasets`` refuses
 to align a str column with a dict one); ``rlhub serve`` and the agent module decode it.
 ``datasource`` gives OpenRLHF's per-source eval metrics; ``gold`` is ignored by OpenRLHF.
+
+Labels carry the task with its answer, so ``rlhub serve`` trusts one only when it can re-derive
+it (the ``domain:split:seed:index`` task id every sampled task has) or when it carries a signature
+made with the server's key (``--label-key-file``, :mod:`rlhub.labels`). Export signs the labels
+when given a key; a task whose id has no coordinates (a data-only domain's own row ids) or a
+stochastic domain's task needs one.
 
 Domain ``d`` gets exactly ``n_d`` rows, the largest-remainder rounding of ``N × w_d`` with the
 mixture's starting weights ``w`` (ties go to the domain listed first), and each row appears once.
@@ -28,7 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rlhub.errors import SchedulerError
+from rlhub import labels
+from rlhub.errors import LabelError, SchedulerError
 from rlhub.task import Task
 
 
@@ -48,10 +55,13 @@ def largest_remainder(n: int, weights: dict[str, float]) -> dict[str, int]:
     return counts
 
 
-def label_of(task: Task) -> str:
-    """The label string of a task: ``{"domain": ..., "task": Task.to_dict()}`` as JSON."""
-    return json.dumps({"domain": task.domain, "task": task.to_dict()}, ensure_ascii=False,
-                      sort_keys=True)
+def label_of(task: Task, key: bytes | None = None, *, stochastic: bool = False) -> str:
+    """The label string of a task (see the module docstring), signed when ``key`` is given."""
+    if key is None and (stochastic or labels.at_from_id(task) is None):
+        why = "is stochastic" if stochastic else f"gave task {task.id!r} an id without coordinates"
+        raise LabelError(f"export: domain {task.domain} {why}, so a server cannot re-derive the "
+                         "task; export with --label-key-file and serve with the same key")
+    return labels.label_json(task, key=key)
 
 
 def as_messages(prompt: Any) -> list[dict[str, str]]:
@@ -61,12 +71,21 @@ def as_messages(prompt: Any) -> list[dict[str, str]]:
             for m in prompt]
 
 
-def rows(tasks: list[Task]) -> Iterator[dict[str, Any]]:
-    """OpenRLHF prompt rows for ``tasks`` (see the module docstring for the prompt type)."""
+def rows(tasks: list[Task], key: bytes | None = None,
+         stochastic: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
+    """OpenRLHF prompt rows for ``tasks`` (see the module docstring for the prompt type and the
+    labels); ``stochastic`` names domains whose tasks cannot be regenerated."""
     chat = any(not isinstance(t.prompt, str) for t in tasks)
     for task in tasks:
         yield {"prompt": as_messages(task.prompt) if chat else task.prompt,
-               "label": label_of(task), "datasource": task.domain, "gold": task.gold}
+               "label": label_of(task, key, stochastic=task.domain in stochastic),
+               "datasource": task.domain, "gold": task.gold}
+
+
+def stochastic_domains(tasks: list[Task], registry: Any) -> frozenset[str]:
+    """The domains of ``tasks`` whose manifests say their sampling cannot be repeated."""
+    return frozenset(d for d in {t.domain for t in tasks}
+                     if registry.manifest(d).data["determinism"] != "seeded")
 
 
 def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, registry: Any,
@@ -88,14 +107,15 @@ def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, regis
     return tasks, counts
 
 
-def write_jsonl(path: str | os.PathLike[str], tasks: list[Task]) -> int:
+def write_jsonl(path: str | os.PathLike[str], tasks: list[Task], key: bytes | None = None,
+                stochastic: frozenset[str] = frozenset()) -> int:
     """Write the rows atomically (a temp file renamed into place); returns the row count."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     count = 0
     with open(tmp, "w", encoding="utf-8") as fh:
-        for row in rows(tasks):
+        for row in rows(tasks, key, stochastic):
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     os.replace(tmp, path)

@@ -240,6 +240,7 @@ class AgentInstance(AgentInstanceBase):
         self.group: str | None = None
         self.reward_range = (0.0, 1.0)
         self.problem: str | None = None
+        self.label: Any = None
         self.format = ChatFormat.chatml()
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -247,7 +248,7 @@ class AgentInstance(AgentInstanceBase):
         self.format = await asyncio.to_thread(chat_format, self.settings.tokenizer)
         try:
             task, observation = await self._task(label, observation)
-            opened = await self.client.post("/v1/episodes", {"task": task})
+            opened = await self.client.post("/v1/episodes", {"label": self.label})
         except (LabelError, HubUnavailable) as exc:
             self.problem = str(exc)
             log.warning("rlhub agent: cannot open an episode: %s", exc)
@@ -260,12 +261,12 @@ class AgentInstance(AgentInstanceBase):
         """The task to play and the prompt text: the label's, or the scheduler's choice."""
         if not self.settings.schedule:
             _, task = parse_label(label)
-            self.group = slot_of(label)
+            self.group, self.label = slot_of(label), label  # the server checks the label itself
             return task.to_dict(), observation
         leased = await self.client.post("/v1/sample", {"slot": slot_of(label),
                                                        "group_size": self.settings.group_size})
         task = leased["tasks"][0]
-        self.group = leased["lease"]
+        self.group, self.label = leased["lease"], leased["labels"][0]  # signed by the server
         return task, self.format.prompt(task["prompt"])
 
     async def step(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:

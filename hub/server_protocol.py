@@ -13,7 +13,9 @@ is *not* verified: it gets the domain's minimum reward with ``prompt_mismatch = 
 end-of-turn tokens (``<|im_end|>``, ``</s>``, ...) are then stripped from the response.
 
 A label is a JSON string (what ``rlhub export`` writes) or an object: ``{"domain": ID, "task":
-{...}}`` with the task as :meth:`rlhub.Task.to_dict` gives it.
+{...}}`` with the task as :meth:`rlhub.Task.to_dict` gives it, plus the coordinates ``at`` or a
+signature ``sig`` the server checks (:mod:`rlhub.labels`): the server verifies only tasks it can
+re-derive or has signed.
 
 The answer always carries ``rewards`` and ``scores`` of ``len(query)`` floats and ``extra_logs``
 with exactly the keys of :data:`LOG_KEYS`, one float per sample, for every domain (OpenRLHF's
@@ -126,6 +128,12 @@ def decode_sample(query: Any, prompt: Any, label: Any,
         domain, task = parse_label(label)
     except LabelError as exc:
         return Sample(None, None, "", str(exc))
+    return decode_response(query, prompt, domain, task, strip_tokens)
+
+
+def decode_response(query: Any, prompt: Any, domain: str | None, task: Task | None,
+                    strip_tokens: tuple[str, ...] = DEFAULT_STRIP_TOKENS) -> Sample:
+    """The :class:`Sample` of a label already decoded: the response recovered from ``query``."""
     if not isinstance(query, str) or not isinstance(prompt, str):
         return Sample(domain, task, "", "expected 'query' and 'prompts' items to be strings, "
                       f"found {type(query).__name__} and {type(prompt).__name__}")

@@ -36,6 +36,17 @@ def serve(
                                           "default list)."),
     episode_ttl: float = typer.Option(900.0, "--episode-ttl", help="Seconds an idle episode "
                                       "lives."),
+    allow_domain: list[str] = typer.Option(None, "--allow-domain", help="Also serve these "
+                                           "domains (ids or globs, repeatable); labels of other "
+                                           "domains are refused [with --mixture: its domains; "
+                                           "without: every installed domain]."),
+    label_key_file: Path = typer.Option(None, "--label-key-file", help="Secret that signs and "
+                                        "checks labels (rlhub export --label-key-file) "
+                                        "[$RLHUB_LABEL_KEY, else a fresh key per start]."),
+    max_items: int = typer.Option(1024, "--max-items", min=1, help="Samples per request; "
+                                  "more is refused with 413."),
+    max_body_mb: float = typer.Option(16.0, "--max-body-mb", min=0.001, help="Request body "
+                                      "limit, read as a stream; more is refused with 413."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
@@ -43,7 +54,10 @@ def serve(
 
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
                           mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
-                          episode_ttl_s=episode_ttl, log_level=log_level)
+                          episode_ttl_s=episode_ttl, log_level=log_level,
+                          allow_domains=tuple(allow_domain or ()), max_items=max_items,
+                          max_body_bytes=int(max_body_mb * (1 << 20)),
+                          label_key_file=str(label_key_file) if label_key_file else None)
     if workers:
         config.workers = workers
     if strip_token:
@@ -62,13 +76,19 @@ def export(
     split: str = typer.Option(None, "--split", help="Task split [the mixture's, usually train]."),
     seed: int = typer.Option(None, "--seed", help="Task seed [the mixture's]."),
     start: int = typer.Option(0, "--start", min=0, help="First task index of every domain."),
+    label_key_file: Path = typer.Option(None, "--label-key-file", help="Sign every label with "
+                                        "this secret (serve with the same key) "
+                                        "[$RLHUB_LABEL_KEY; unsigned labels are re-derived]."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Write an OpenRLHF prompt dataset (prompt, label, datasource, gold) from a mixture."""
-    from rlhub.hub.export import export_tasks, write_jsonl
+    from rlhub.hub.export import export_tasks, stochastic_domains, write_jsonl
+    from rlhub.labels import load_key
 
-    tasks, counts = export_tasks(mixture, n, get_registry(), split=split, seed=seed, start=start)
-    written = write_jsonl(out, tasks)
+    registry = get_registry()
+    tasks, counts = export_tasks(mixture, n, registry, split=split, seed=seed, start=start)
+    key = load_key(label_key_file)
+    written = write_jsonl(out, tasks, key, stochastic_domains(tasks, registry))
     if json_out:
         emit_json({"out": str(out), "rows": written, "counts": counts})
         return

@@ -24,7 +24,9 @@ Modes (set ``judge.mode`` at any time):
 ``malformed``   answer prose that is in neither required format;
 ``injectable``  like ``good``, but give the top score to any response containing "10/10", the way
                 a gullible LLM judge obeys a completion that addresses it;
-``flaky``       answer HTTP 503 to the first ``fail_first`` requests, then grade as ``good``.
+``flaky``       answer HTTP 503 to the first ``fail_first`` requests, then grade as ``good``;
+``biased``      like ``good``, but pairwise always prefer response A, the position bias LLM
+                judges are known for.
 
 A **down** judge is a URL with no listener: :func:`down_url`. Counters: ``requests`` (every body
 received, in order), ``judge_calls``, ``in_flight`` and ``max_in_flight`` (most requests in
@@ -45,7 +47,7 @@ from typing import Any, Self
 
 from fastapi import Request  # module level: FastAPI resolves the handler's annotation here
 
-MODES = ("good", "slow", "malformed", "injectable", "flaky")
+MODES = ("good", "slow", "malformed", "injectable", "flaky", "biased")
 JUDGE_MARKER = "You are a strict, impartial grader."
 
 
@@ -213,6 +215,8 @@ class ScriptedJudge:
         return self.mode == "injectable" and "10/10" in text
 
     def _winner(self, prompt: str) -> str:
+        if self.mode == "biased":
+            return "A"
         a, b = section(prompt, "response-a") or "", section(prompt, "response-b") or ""
         if self._gullible(a) != self._gullible(b):
             return "A" if self._gullible(a) else "B"

@@ -17,7 +17,7 @@ def mixture(tmp_path):
     path = tmp_path / "mix.yaml"
     path.write_text(
         yaml.safe_dump(
-            {"strategy": "static", "domains": {"mydata/*": 1.0, "structured/yaml-config-v1": 2.0}}
+            {"strategy": "static", "domains": {"mydata/*": 1.0, "structured/yaml-config-v2": 2.0}}
         )
     )
     return path
@@ -43,11 +43,11 @@ def test_rlhub_lock_pins_plugin_versions_domain_versions_and_hashes(
     assert json.loads(result.stdout) == {
         "path": str(out),
         "lock_hash": lock["lock_hash"],
-        "domains": ["mydata/double-v1", "structured/yaml-config-v1"],
+        "domains": ["mydata/double-v1", "structured/yaml-config-v2"],
     }
     assert lock["lock_hash"] == lock_hash(lock)
     assert lock["plugins"]["structured"] == {"distribution": "rlhub-structured", "version": "1.0.0"}
-    record = lock["domains"]["structured/yaml-config-v1"]
+    record = lock["domains"]["structured/yaml-config-v2"]
     assert (record["domain_version"], record["distribution_version"]) == ("1.0.0", "1.0.0")
     assert len(record["verifier_code_hash"]) == len(record["manifest_hash"]) == 64
     assert lock["domains"]["mydata/double-v1"]["distribution"] == "domain file double.yaml"
@@ -91,7 +91,7 @@ def test_a_missing_domain_and_a_hand_edited_lock_are_reported(tmp_path, mixture,
         "domain mydata/double-v1: locked but not installed (expected it from domain file "
         "double.yaml; install that plugin or `rlhub pull` the environment)"
     ]
-    lock["domains"]["structured/yaml-config-v1"]["domain_version"] = "0.9.0"
+    lock["domains"]["structured/yaml-config-v2"]["domain_version"] = "0.9.0"
     path.write_text(json.dumps(lock))
     (problem,) = check_lock(path, registry)
     assert problem.startswith(

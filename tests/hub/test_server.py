@@ -20,8 +20,8 @@ from rlhub.hub.server_protocol import LOG_KEYS, strip_trailing_tokens
 from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v1", "instruct/lowercase-v1",
-           "structured/json-schema-l1-v1", "agentic/calculator-v1")
+DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v1", "instruct/lowercase-v2",
+           "structured/json-schema-l1-v2", "agentic/calculator-v1")
 MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v1": 1.0,
                                             "code/py-roman-v1": 1.0}}
 
@@ -30,7 +30,8 @@ MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v1": 1.0,
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     mix = tmp_path_factory.mktemp("mix") / "mix.json"
     mix.write_text(json.dumps(MIXTURE))
-    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60))
+    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60,
+                                  allow_domains=DOMAINS))
     with TestClient(app) as c:
         yield c
 
@@ -170,7 +171,7 @@ def test_sample_rewards_are_grouped_and_observed_once_the_group_is_complete(
     state = client.get("/v1/scheduler/weights").json()
     assert state["observed_groups"] == before + 3
     assert set(state["weights"]) == set(MIXTURE["domains"])
-    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v1", "group_rewards": []})
+    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v2", "group_rewards": []})
     assert bad.status_code == 400 and "expected a domain of the server's mixture" in bad.text
     broken = client.post("/v1/scheduler/observe", json={"samples": [{"domain": "x"}]})
     assert broken.status_code == 400 and "expected each sample as" in broken.text
