@@ -16,8 +16,10 @@ every domain (:data:`PROBE_CLASSES`), each built from the domain's own tasks and
 
 Rules. A probe that ignores the task must earn the range minimum, with a trainable failure
 class, unless it passes because it happens to be right (a constant ``Yes`` on a task whose answer
-is yes). *Strict* probes (prompt words only, a truncated gold, placeholder documents, hedges) are
-never right, so they must not pass either. Each class reports the probes run, how many passed and
+is yes). *Strict* probes (prompt words only, a truncated gold, placeholder documents) are never
+right, so they must not pass either. A hedge is sent twice, its own answer first and last: a
+verifier that reads one position passes one order (adding candidates gains nothing), one that
+accepts any of them passes both, which is the leak; a hedge earns no partial credit either. Each class reports the probes run, how many passed and
 the highest reward a probe that did not pass got; a manifest's ``hackable: [class]`` marks
 problems a plugin cannot fix yet as known (they are still reported, never hidden).
 """
@@ -173,7 +175,20 @@ def constant_probes(task: Task, space: Sequence[Task]) -> list[Probe]:
     return probes
 
 
-def hedge_probes(task: Task, space: Sequence[Task]) -> list[Probe]:
+@dataclass(frozen=True)
+class Hedge:
+    """One hedge in two orders: the task's own answer first, and last.
+
+    A verifier that reads the first (or last) candidate passes one order: the policy gains
+    nothing by adding candidates. One that accepts any candidate passes both: that is the leak.
+    """
+
+    name: str
+    first: str
+    last: str
+
+
+def hedge_probes(task: Task, space: Sequence[Task]) -> list[Hedge]:
     """This task's answer with others at once, and the whole answer space at once."""
     slot = answer_slot(task.gold)
     if slot is None:
@@ -182,27 +197,33 @@ def hedge_probes(task: Task, space: Sequence[Task]) -> list[Probe]:
     others = [a for a in [*space_answers(space), "Yes", "No", "True", "False", "0", "1"]
               if _norm(a) and _norm(a) != _norm(own)]
     others = list(dict.fromkeys(others))[:4]
-    texts = [f"{a}{sep}{b}" for other in others for sep in SEPARATORS
-             for a, b in ((own, other), (other, own))]
-    everything = list(dict.fromkeys([own, *others]))
-    texts += [" ".join(everything), "".join(everything), "0123456789", "0 1 2 3 4 5 6 7 8 9"]
-    texts = [t for t in dict.fromkeys(texts) if _norm(t) != _norm(own)]
-    # digits glued to a number make another number, which may be right (0.5 -> 0.51, 7 -> 07)
-    return [Probe(f"hedge {t!r}", slot.fill(t), not _is_number(t)) for t in texts]
+    pairs = [(f"{own}{sep}{other}", f"{other}{sep}{own}") for other in others
+             for sep in SEPARATORS]
+    pairs += [(join.join([own, *others]), join.join([*others, own])) for join in (" ", "")]
+    pairs += [("0123456789", "9876543210"), ("0 1 2 3 4 5 6 7 8 9", "9 8 7 6 5 4 3 2 1 0")]
+    return [Hedge(f"hedge {a!r}", slot.fill(a), slot.fill(b)) for a, b in dict.fromkeys(pairs)
+            if _norm(own) not in (_norm(a), _norm(b))]
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text.replace(",", ""))
-    except ValueError:
-        return False
-    return True
+def judge_hedge(domain: Domain, task: Task, hedge: Hedge, report: ProbeReport) -> None:
+    """Verify both orders of a hedge: passing in both, or partial credit, is a problem."""
+    lo, _ = domain.manifest.reward_range
+    scores = [judge_probe(domain, task, Probe(f"{hedge.name} ({order})", text, False), report)
+              for order, text in (("own answer first", hedge.first),
+                                  ("own answer last", hedge.last))]
+    if all(s.passed for s in scores):
+        report.problems.append(f"{domain.id}: the {report.name} probe {hedge.name!r} on task "
+                               f"{task.id} passed with its own answer first and last; a verifier "
+                               "must not accept whichever of several answers is right")
+        report.max_reward = max(scores[0].reward, report.max_reward or lo)
 
 
 def check_hedge(domain: Domain, tasks: Sequence[Task], space: Sequence[Task]) -> ProbeReport:
     """The ``hedge`` class (constants and hedges) on the first two tasks."""
     report = ProbeReport("hedge")
     for task in tasks[:2]:
-        for probe in constant_probes(task, space) + hedge_probes(task, space):
+        for probe in constant_probes(task, space):
             judge_probe(domain, task, probe, report)
+        for hedge in hedge_probes(task, space):
+            judge_hedge(domain, task, hedge, report)
     return report

@@ -10,13 +10,12 @@ is generated once and callers never share mutable state.
 
 Scoring. The answer is the last ``<answer>...</answer>`` (else what
 :func:`rlhub.extract.final_answer` finds), cut to ``max_answer_chars``, passed through the
-dataset's guards (``guards.py``: answers a scorer would run as code, and hedges a scorer would
-accept) and given to the dataset's own ``score_answer`` with the decoded entry. Exceptions from
-``score_answer`` count as a wrong answer (some scorers raise on malformed input, e.g.
-prime_factorization on text). The reward is exact-only (component ``correct``): 1 when
-reasoning-gym gives full marks, else 0. Its own partial credit (a superstring's length ratio,
-numeric closeness, 0.01 for any non-empty answer) is logged as ``score`` and never paid: constant
-and hedged answers collected it.
+dataset's guard (``guards.py``: answers a scorer would run as code) and given to the
+dataset's own ``score_answer`` with the decoded entry. Exceptions from ``score_answer`` count as
+a wrong answer (some scorers raise on malformed input, e.g. prime_factorization on text). The
+reward is exact-only (component ``correct``): 1 when reasoning-gym gives full marks, else 0. Its
+own partial credit (a superstring's length ratio, numeric closeness, 0.01 for any non-empty
+answer) is logged as ``score`` and never paid: constant and hedged answers collected it.
 """
 
 from __future__ import annotations
@@ -142,8 +141,7 @@ class ReasoningGymDomain(Domain):
         if len(answer) > self.max_answer_chars:
             answer = answer[: self.max_answer_chars]
             notes.append(f"The answer was cut to its first {self.max_answer_chars} characters.")
-        refused = guards.refusal(self.dataset, answer, task.answer,
-                                 lambda other: self.score(task, other))
+        refused = guards.refusal(self.dataset, answer, task.answer)
         if refused:
             notes.append(f"The answer was not accepted for scoring: {refused}.")
             answer = ""

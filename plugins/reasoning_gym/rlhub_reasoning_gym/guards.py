@@ -1,4 +1,4 @@
-"""Answer guards: keep a completion's answer from running code, hanging or hedging in ``score_answer``.
+"""Answer guards: keep a completion's answer from running code or hanging inside ``score_answer``.
 
 Some reasoning-gym 0.1.25 scorers evaluate the answer they are given:
 
@@ -14,19 +14,11 @@ conservative by design: they accept every answer shape reasoning-gym itself prod
 tests check each guarded dataset's gold answers), and nothing that can call, import, index or build
 a huge number. ``tests/test_guards.py`` re-reads the installed scorers' source and fails when a
 scorer that evaluates its input has no guard here.
-
-Hedge guards (:data:`HEDGES`) cover scorers that accept several answers at once: they read the
-first number, find the reference inside a longer answer or stop at the first solved state, so
-``54 1360``, ``(x, y), 50.19°`` or two move sequences glued together pass when any part is right.
-For those datasets an answer may hold no more numbers (or words, or moves) than the reference
-answer does; a sokoban answer is U/D/L/R moves only, at most twice a known solution's length,
-and may not go on after the puzzle is solved. The contract kit's hedge probes found each of them.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 
 Guard = Callable[[str, frozenset[str]], "str | None"]
@@ -151,46 +143,6 @@ def _exponent_problem(exponent: ast.AST) -> str | None:
     return None
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_WORD = re.compile(r"[^\W\d_]+|\d+")
-
-
-Scorer = Callable[[str], float]
-
-
-def no_more_numbers(answer: str, reference: str, score: Scorer) -> str | None:
-    """Refuse an answer holding more numbers than the reference answer (several candidates)."""
-    found, allowed = len(_NUMBER.findall(answer)), len(_NUMBER.findall(reference))
-    if found > allowed:
-        return (f"it holds {found} numbers where a single answer has {allowed}; give one "
-                "answer, not several")
-    return None
-
-
-def no_more_words(answer: str, reference: str, score: Scorer) -> str | None:
-    """Refuse an answer holding more words than the reference answer (several candidates)."""
-    found, allowed = len(_WORD.findall(answer)), len(_WORD.findall(reference))
-    if found > allowed:
-        return (f"it holds {found} words where a single answer has {allowed}; give one answer, "
-                "not several")
-    return None
-
-
-def one_solution(answer: str, reference: str, score: Scorer) -> str | None:
-    """Refuse moves that are not U/D/L/R, more than twice the reference's, or that go on after
-    the puzzle is solved (several attempts glued together)."""
-    moves = "".join(answer.split())
-    if not set(moves) <= set("UDLR"):
-        return "a solution is a string of the moves U, D, L and R only"
-    if len(moves) > 2 * len(reference):
-        return (f"it makes {len(moves)} moves, more than twice the {len(reference)} of a known "
-                "solution")
-    solved = next((k for k in range(1, len(moves)) if score(moves[:k]) >= 1.0), None)
-    if solved is not None:
-        return f"the puzzle is solved after move {solved}; give that solution and nothing after it"
-    return None
-
-
 #: Which guard protects which dataset's scorer (audited against reasoning-gym 0.1.25).
 GUARDS: dict[str, Guard] = {
     "binary_matrix": python_literal,
@@ -219,31 +171,10 @@ def called_names(reference: str | None) -> frozenset[str]:
                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name))
 
 
-#: Scorers that accept hedged answers, and the guard that keeps each to one answer.
-HEDGES: dict[str, Callable[[str, str, Scorer], str | None]] = {
-    "advanced_geometry": no_more_numbers,
-    "fraction_simplification": no_more_numbers,
-    "gsm_symbolic": no_more_numbers,
-    "polynomial_equations": no_more_numbers,
-    "simple_integration": no_more_numbers,
-    "time_intervals": no_more_numbers,
-    "letter_jumble": no_more_words,
-    "word_sorting": no_more_words,
-    "sokoban": one_solution,
-}
-
-
-def refusal(dataset: str, answer: str, reference: str | None = None,
-            score: Scorer | None = None) -> str | None:
+def refusal(dataset: str, answer: str, reference: str | None = None) -> str | None:
     """Why ``answer`` must not reach ``dataset``'s scorer, or None when it may.
 
-    ``reference`` is reasoning-gym's own answer to the task: its function names are allowed, and
-    hedge guards compare the answer's size with it; ``score`` scores another answer to the same
-    task (the sokoban guard replays prefixes).
+    ``reference`` is reasoning-gym's own answer to the task, whose function names are allowed.
     """
     guard = GUARDS.get(dataset)
-    reason = guard(answer, called_names(reference)) if guard else None
-    hedge = HEDGES.get(dataset)
-    if reason is None and hedge is not None and reference is not None:
-        reason = hedge(answer, reference, score or (lambda _: 0.0))
-    return reason
+    return guard(answer, called_names(reference)) if guard else None
