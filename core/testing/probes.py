@@ -5,8 +5,8 @@ every domain (:data:`PROBE_CLASSES`), each built from the domain's own tasks and
 
 * ``degenerate``: degenerate but compliant, every format rule kept while the task is ignored:
   the prompt's quoted words alone in each common wrapper (lowercase, capitals, quotes, JSON, a
-  title), the first sentence of a long gold, the gold's document with placeholder values, and the
-  gold's final answer or document values scrambled (the same pattern, other content);
+  title), the gold's document with placeholder values, and the gold's final answer or document
+  values scrambled (the same pattern, other content);
 * ``hedge``: constant and hedged answers from the domain's own answer space: other tasks'
   golds, their final answers and common constants (``0``, ``1``, ``Yes``, ``True``, empty) in
   this task's answer slot; and hedges, this task's answer combined with others (``YesNo``,
@@ -16,8 +16,8 @@ every domain (:data:`PROBE_CLASSES`), each built from the domain's own tasks and
 
 Rules. A probe that ignores the task must earn the range minimum, with a trainable failure
 class, unless it passes because it happens to be right (a constant ``Yes`` on a task whose answer
-is yes). *Strict* probes (prompt words only, a truncated gold, placeholder documents) are never
-right, so they must not pass either. A hedge is sent twice, its own answer first and last: a
+is yes). *Strict* probes (prompt words only, placeholder documents) are never right, so they must
+not pass either. A hedge is sent twice, its own answer first and last: a
 verifier that reads one position passes one order (adding candidates gains nothing), one that
 accepts any of them passes both, which is the leak; a hedge earns no partial credit either. Each class reports the probes run, how many passed and
 the highest reward a probe that did not pass got; a manifest's ``hackable: [class]`` marks
@@ -123,10 +123,6 @@ def degenerate_probes(task: Task) -> list[Probe]:
         probes += [Probe(f"prompt words, {name}", wrap(words), True)
                    for name, wrap in _WRAPPERS.items()]
     gold = task.gold or ""
-    first = re.split(r"(?<=[.!?])\s", gold.strip(), maxsplit=1)[0]
-    prose = not re.search(r"```|<answer>|\\boxed", gold, re.IGNORECASE)
-    if prose and 2 * len(first.split()) <= len(gold.split()) >= 20:
-        probes.append(Probe("first sentence of the gold", first, True))
     document = document_of(gold)
     if document is not None:
         keep = document.language == "csv"

@@ -54,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     home = tmp_path_factory.mktemp("serve_home")
     mixture = home / "mix.yaml"
     mixture.write_text("strategy: static\ndomains:\n  math/arithmetic-l1-v1: 1\n"
-                       "  code/py-roman-v1: 1\n")
+                       "  code/py-roman-v2: 1\n")
     with ServerProcess(["--workers", "4", "--mixture", str(mixture)],
                        env={"RLHUB_HOME": str(home)}) as proc:
         yield proc
@@ -96,7 +96,7 @@ def convert(outputs: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
 def test_a_wrong_answer_gets_feedback_and_the_repair_earns_the_discounted_reward(
         server: Any, tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     module = load_agent(monkeypatch, server.url, tokenizer_dir)
-    task = registry().get("code/py-roman-v1").sample(1, seed=5)[0]
+    task = registry().get("code/py-roman-v2").sample(1, seed=5)[0]
     repaired, engine = execute(module, tokenizer, task, [WRONG, task.gold + "<eos>"])
     assert repaired["reward"] == pytest.approx(0.8)  # repair_discount 0.8, one failed attempt
     assert repaired["scores"] == pytest.approx(0.8)
@@ -133,7 +133,7 @@ def test_repair_turns_sample_hotter_when_a_temperature_step_is_set(
         server: Any, tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
     module = load_agent(monkeypatch, server.url, tokenizer_dir, RLHUB_REPAIR_TEMPERATURE_STEP="0.25",
                         RLHUB_MAX_TEMPERATURE="0.9")
-    task = registry().get("code/py-roman-v1").sample(1, seed=6)[0]
+    task = registry().get("code/py-roman-v2").sample(1, seed=6)[0]
     _, engine = execute(module, tokenizer, task, [WRONG, WRONG],
                         params=SamplingParams(temperature=0.7))
     assert [round(p.temperature, 6) for _, p in engine.calls] == [0.7, 0.9]
