@@ -593,10 +593,12 @@ def run(config: ServerConfig) -> None:
     import uvicorn
 
     app = create_app(config)
-    uvicorn.run(app, host=config.host, port=config.port, backlog=config.backlog,
-                log_level=config.log_level, access_log=False, lifespan="on",
-                timeout_graceful_shutdown=config.shutdown_grace_s)
-    exit_past_stuck_threads(config.shutdown_grace_s)
+    try:
+        uvicorn.run(app, host=config.host, port=config.port, backlog=config.backlog,
+                    log_level=config.log_level, access_log=False, lifespan="on",
+                    timeout_graceful_shutdown=config.shutdown_grace_s)
+    finally:  # SIGINT arrives as KeyboardInterrupt: the interpreter would join stuck threads
+        exit_past_stuck_threads(config.shutdown_grace_s)
 
 
 def exit_past_stuck_threads(grace_s: float) -> None:
