@@ -215,11 +215,11 @@ def judge_hedge(domain: Domain, task: Task, hedge: Hedge, report: ProbeReport) -
 
 
 def check_hedge(domain: Domain, tasks: Sequence[Task], space: Sequence[Task]) -> ProbeReport:
-    """The ``hedge`` class (constants and hedges) on the first two tasks."""
+    """The ``hedge`` class: constants on the first two tasks, hedges on the first."""
     report = ProbeReport("hedge")
-    for task in tasks[:2]:
+    for i, task in enumerate(tasks[:2]):
         for probe in constant_probes(task, space):
             judge_probe(domain, task, probe, report)
-        for hedge in hedge_probes(task, space):
+        for hedge in hedge_probes(task, space) if i == 0 else ():
             judge_hedge(domain, task, hedge, report)
     return report
