@@ -11,7 +11,6 @@ import pytest
 
 from rlhub import Task
 from rlhub.verifiers import make_verifier
-from rlhub.verifiers.mathv import oversized
 
 UNBOUNDED = ["10^{10^{7}}", "2^{2^{30}}", "99999999!", "{100000}!!", "(10^{7})^{10^{7}}",
              "\\binom{10^{9}}{5\\cdot 10^8}", "\\sqrt[10^{9}]{2}", "9^{99999999}",
@@ -59,6 +58,8 @@ def test_answers_denoting_unbounded_work_are_refused_off_the_main_thread_in_a_fr
 
 @pytest.mark.parametrize("answer", UNBOUNDED)
 def test_each_shape_of_unbounded_answer_is_named_by_a_guard_or_the_cpu_budget(answer):
+    from rlhub.verifiers.mathv import oversized
+
     verdict = check_off_the_main_thread("922", f"\\boxed{{{answer}}}")
     assert verdict["failure"] == "answer" and verdict["components"]["correct"] == 0
     reason = oversized(answer, 512)
