@@ -24,10 +24,10 @@ replay buffer raises when samples of one micro-batch carry different keys or non
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlhub import errors, labels
 from rlhub.task import Task
 
 #: Trailing special tokens removed from a response before verification (``--strip-token``).
@@ -80,28 +80,16 @@ class Outcome:
 
 
 def parse_label(label: Any) -> tuple[str, Task]:
-    """``(domain id, task)`` from a label (JSON string or dict); raise :class:`LabelError`."""
-    if isinstance(label, str):
-        try:
-            label = json.loads(label)
-        except ValueError as exc:
-            raise LabelError(f"label: expected a JSON object string, found invalid JSON ({exc})") \
-                from None
-    if not isinstance(label, dict):
-        raise LabelError(f"label: expected an object with 'domain' and 'task', found "
-                         f"{type(label).__name__}")
-    task_data = label.get("task")
-    if not isinstance(task_data, dict):
-        raise LabelError("label: expected 'task' to be an object (Task.to_dict()), found "
-                         f"{type(task_data).__name__}")
+    """``(domain id, task)`` from a label (JSON string or dict); raise :class:`LabelError`.
+
+    This only reads the label; whether the task is genuine is :class:`rlhub.labels.LabelGate`'s
+    question.
+    """
     try:
-        task = Task.from_dict(task_data)
-    except (TypeError, ValueError) as exc:
-        raise LabelError(f"label: {exc}") from None
-    domain = label.get("domain", task.domain)
-    if domain != task.domain:
-        raise LabelError(f"label: 'domain' is {domain!r} but the task belongs to {task.domain!r}")
-    return str(domain), task
+        domain, task, _, _ = labels.parse(label)
+    except errors.LabelError as exc:
+        raise LabelError(str(exc)) from None
+    return domain, task
 
 
 def split_query(query: str, prompt: str) -> str | None:
