@@ -118,11 +118,13 @@ _WRAPPERS: dict[str, Callable[[str], str]] = {
 def degenerate_probes(task: Task) -> list[Probe]:
     """Format-compliant completions that do not do ``task`` (see the module docstring)."""
     probes: list[Probe] = []
-    words = " ".join(dict.fromkeys(_QUOTED.findall(task.prompt_text())))
-    if words:
-        probes += [Probe(f"prompt words, {name}", wrap(words), True)
-                   for name, wrap in _WRAPPERS.items()]
     gold = task.gold or ""
+    slot = answer_slot(gold)
+    words = " ".join(dict.fromkeys(_QUOTED.findall(task.prompt_text())))
+    if words:  # strict, unless the prompt quotes the answer itself ("Repeat the word "abc"")
+        strict = slot is None or _norm(slot.answer) not in _norm(words)
+        probes += [Probe(f"prompt words, {name}", wrap(words), strict)
+                   for name, wrap in _WRAPPERS.items()]
     document = document_of(gold)
     if document is not None:
         keep = document.language == "csv"
@@ -130,7 +132,6 @@ def degenerate_probes(task: Task) -> list[Probe]:
             map_leaves(document.value, placeholder, keep_first_row=keep)), True))
         probes.append(Probe("scrambled document values", document.render(
             map_leaves(document.value, scramble, keep_first_row=keep)), False))
-    slot = answer_slot(gold)
     if slot is not None and scramble(slot.answer) != slot.answer:
         probes.append(Probe("scrambled final answer", slot.fill(scramble(slot.answer)), False))
     return probes
