@@ -49,8 +49,6 @@ import asyncio
 import contextlib
 import json
 import os
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -62,7 +60,9 @@ from rlhub.hub.server_guard import (
     RequestRefused,
     check_items,
     isolated,
+    claimed_domain,
     label_refused,
+    exit_past_stuck_threads,
     read_body,
 )
 from rlhub.hub.server_metrics import Metrics
@@ -215,7 +215,7 @@ class Hub:
 
     def _refused(self, label: Any, exc: LabelError) -> Outcome:
         """A refused label: the claimed domain's minimum (when it exists), failure ``label``."""
-        manifest = self._manifest(_claimed_domain(label))
+        manifest = self._manifest(claimed_domain(label))
         self.metrics.errors.labels(manifest.id if manifest else "unknown", "label").inc()
         return label_refused(manifest, str(exc))
 
@@ -331,7 +331,7 @@ class Hub:
     def _refused_item(self, item: dict[str, Any], exc: LabelError) -> dict[str, Any]:
         label = item.get("label", {"task": item.get("task")})
         outcome = self._refused(label, exc)
-        return {"domain": _claimed_domain(label), "task_id": None, "reward": outcome.reward,
+        return {"domain": claimed_domain(label), "task_id": None, "reward": outcome.reward,
                 "score": outcome.score, "passed": False, "error": outcome.error,
                 "verify_ms": 0.0}
 
@@ -454,14 +454,6 @@ def _sample(domain: Any, n: int, split: str, seed: int, start: int) -> list[Task
         return domain.sample(n, split=split, seed=seed, start=start)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-
-
-def _claimed_domain(label: Any) -> str | None:
-    """The domain a label names, when it can be read at all (for metrics and refusals)."""
-    try:
-        return labels.parse(label)[0]
-    except (LabelError, RecursionError):
-        return None
 
 
 def _completion(item: dict[str, Any]) -> str:
@@ -599,17 +591,3 @@ def run(config: ServerConfig) -> None:
                     timeout_graceful_shutdown=config.shutdown_grace_s)
     finally:  # SIGINT arrives as KeyboardInterrupt: the interpreter would join stuck threads
         exit_past_stuck_threads(config.shutdown_grace_s)
-
-
-def exit_past_stuck_threads(grace_s: float) -> None:
-    """Exit now if verification threads outlive ``grace_s``: the interpreter would wait for
-    every one of them at exit, and a verifier stuck in C code would keep a stopped server alive."""
-    deadline = time.monotonic() + grace_s
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join(max(0.0, deadline - time.monotonic()))
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
-           if t is not threading.current_thread()):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)

@@ -9,14 +9,22 @@
   failure outcome; the other samples of the request keep their rewards.
 * :func:`label_refused`: a refused label becomes the domain's minimum reward with failure class
   ``label`` (never an HTTP error: OpenRLHF drops failed reward requests and crashes later).
+* :func:`exit_past_stuck_threads`: after shutdown, a verifier thread stuck in C code must not
+  keep the process alive (the interpreter joins every thread at exit).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
+import threading
+import time
 from collections.abc import Awaitable
 from typing import Any
 
+from rlhub import labels
+from rlhub.errors import LabelError
 from rlhub.hub.server_protocol import Outcome, outcome_from_score
 
 
@@ -85,3 +93,25 @@ def label_refused(manifest: Any | None, error: str) -> Outcome:
         return Outcome.failure(0.0, error)
     score = refusal_score(manifest.reward_range, manifest.components, error)
     return outcome_from_score(score, manifest.reward_range, 0.0)
+
+
+def claimed_domain(label: Any) -> str | None:
+    """The domain a label names, when it can be read at all (for metrics and refusals)."""
+    try:
+        return labels.parse(label)[0]
+    except (LabelError, RecursionError):
+        return None
+
+
+def exit_past_stuck_threads(grace_s: float) -> None:
+    """Exit now if verification threads outlive ``grace_s``: the interpreter would wait for
+    every one of them at exit, and a verifier stuck in C code would keep a stopped server alive."""
+    deadline = time.monotonic() + grace_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
+           if t is not threading.current_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
