@@ -202,8 +202,11 @@ class YamlDomain(Domain):
 
 def parse_csv(completion: str) -> tuple[list[list[str]], str | None]:
     """Non-blank rows with stripped cells, or ``([], reason)``."""
+    text = code_of(completion, ("csv",)).strip()
+    if len(text) > MAX_DOCUMENT:
+        return [], f"the CSV is {len(text)} characters long; these documents need far fewer"
     try:
-        reader = csv.reader(io.StringIO(code_of(completion, ("csv",)).strip()))
+        reader = csv.reader(io.StringIO(text))
         return [[c.strip() for c in row] for row in reader if any(c.strip() for c in row)], None
     except csv.Error as exc:
         return [], f"not valid CSV: {exc}"
