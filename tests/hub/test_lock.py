@@ -48,7 +48,7 @@ def test_rlhub_lock_pins_plugin_versions_domain_versions_and_hashes(
     assert lock["lock_hash"] == lock_hash(lock)
     assert lock["plugins"]["structured"] == {"distribution": "rlhub-structured", "version": "1.0.0"}
     record = lock["domains"]["structured/yaml-config-v2"]
-    assert (record["domain_version"], record["distribution_version"]) == ("1.0.0", "1.0.0")
+    assert (record["domain_version"], record["distribution_version"]) == ("2.0.0", "1.0.0")
     assert len(record["verifier_code_hash"]) == len(record["manifest_hash"]) == 64
     assert lock["domains"]["mydata/double-v1"]["distribution"] == "domain file double.yaml"
 
