@@ -112,7 +112,7 @@ def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> 
         "params": {"dataset": raw["dataset"], "base_dir": str(path.parent.resolve()),
                    "split": raw.get("split", "all"), "fields": fields},
     }
-    for key in ("sandbox", "turns", "verify_timeout_s"):
+    for key in ("sandbox", "turns", "verify_timeout_s", "scoring", "hackable"):
         if key in raw:
             data[key] = raw[key]
     namespace = raw["id"].split("/", 1)[0]

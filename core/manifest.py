@@ -160,6 +160,17 @@ class Manifest:
     def repair_discount(self) -> float:
         return float(self.data["turns"]["repair_discount"])
 
+    @property
+    def hackable(self) -> list[str]:
+        """Probe classes the plugin declares this domain still fails (``hackable``)."""
+        return list(self.data.get("hackable", []))
+
+    @property
+    def scoring(self) -> str | None:
+        """``exact`` or ``partial`` as the manifest declares it, or None when it says nothing."""
+        scoring = self.data.get("scoring")
+        return scoring["kind"] if scoring else None
+
     def summary_row(self) -> dict[str, Any]:
         """The row ``rlhub list --json`` prints for this domain."""
         return {
@@ -169,6 +180,8 @@ class Manifest:
             "version": self.version,
             "tags": self.tags,
             "summary": self.data["summary"],
+            "scoring": self.scoring,
+            "hackable": self.hackable,
         }
 
 

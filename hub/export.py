@@ -2,7 +2,7 @@
 
 Each row is::
 
-    {"prompt": ..., "label": "{\"domain\": ..., \"role\": \"train\", \"task\": {...}}",
+    {"prompt": ..., "label": "{\"domain\": ..., \"role\": \"train\", \"task\": {...}, \"sig\": ...}",
      "datasource": DOMAIN, "gold": REFERENCE_OR_NULL}
 
 for ``--data.input_key prompt --data.label_key label`` (add ``--data.apply_chat_template``).
@@ -14,6 +14,12 @@ server's scheduler in the OpenRLHF agent module (``RLHUB_SCHEDULE=1``) and their
 scheduler; ``eval`` rows are always played as written and never observed by it, so OpenRLHF's
 ``eval_<datasource>_pass1`` measures held-out tasks under their own domain names. A label without
 a role counts as ``eval``.
+
+Labels carry the task with its answer, so ``rlhub serve`` trusts one only when it can re-derive
+it (the ``domain:split:seed:index`` task id every sampled task has) or when it carries a signature
+made with the server's key (``--label-key-file``, :mod:`rlhub.labels`). Export signs the labels
+when given a key; a task whose id has no coordinates (a data-only domain's own row ids) or a
+stochastic domain's task needs one.
 
 Domain ``d`` gets exactly ``n_d`` rows, the largest-remainder rounding of ``N × w_d`` with the
 mixture's starting weights ``w`` (ties go to the domain listed first), and each row appears once.
@@ -33,7 +39,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rlhub.errors import SchedulerError
+from rlhub import labels
+from rlhub.errors import LabelError, SchedulerError
 from rlhub.task import Task
 
 
@@ -56,12 +63,21 @@ def largest_remainder(n: int, weights: dict[str, float]) -> dict[str, int]:
 ROLES = ("train", "eval")
 
 
-def label_of(task: Task, role: str = "train") -> str:
-    """The label string of a task: ``{"domain", "role", "task": Task.to_dict()}`` as JSON."""
+def label_of(task: Task, role: str = "train", key: bytes | None = None, *,
+             stochastic: bool = False) -> str:
+    """The label string of a task (see the module docstring), signed when ``key`` is given.
+
+    The signature covers the domain and the task; ``role`` only steers the agent module's
+    scheduling, never what is verified.
+    """
     if role not in ROLES:
         raise SchedulerError(f"export: expected a role in {ROLES}, found {role!r}")
-    return json.dumps({"domain": task.domain, "role": role, "task": task.to_dict()},
-                      ensure_ascii=False, sort_keys=True)
+    if key is None and (stochastic or labels.at_from_id(task) is None):
+        why = "is stochastic" if stochastic else f"gave task {task.id!r} an id without coordinates"
+        raise LabelError(f"export: domain {task.domain} {why}, so a server cannot re-derive the "
+                         "task; export with --label-key-file and serve with the same key")
+    label = {**labels.make_label(task, key=key), "role": role}
+    return json.dumps(label, ensure_ascii=False, sort_keys=True)
 
 
 def role_of(label: Any) -> str:
@@ -81,12 +97,21 @@ def as_messages(prompt: Any) -> list[dict[str, str]]:
             for m in prompt]
 
 
-def rows(tasks: list[Task], role: str = "train") -> Iterator[dict[str, Any]]:
-    """OpenRLHF prompt rows for ``tasks`` (see the module docstring for the prompt type)."""
+def rows(tasks: list[Task], role: str = "train", key: bytes | None = None,
+         stochastic: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
+    """OpenRLHF prompt rows for ``tasks`` (see the module docstring for the prompt type and the
+    labels); ``stochastic`` names domains whose tasks cannot be regenerated."""
     chat = any(not isinstance(t.prompt, str) for t in tasks)
     for task in tasks:
         yield {"prompt": as_messages(task.prompt) if chat else task.prompt,
-               "label": label_of(task, role), "datasource": task.domain, "gold": task.gold}
+               "label": label_of(task, role, key, stochastic=task.domain in stochastic),
+               "datasource": task.domain, "gold": task.gold}
+
+
+def stochastic_domains(tasks: list[Task], registry: Any) -> frozenset[str]:
+    """The domains of ``tasks`` whose manifests say their sampling cannot be repeated."""
+    return frozenset(d for d in {t.domain for t in tasks}
+                     if registry.manifest(d).data["determinism"] != "seeded")
 
 
 def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, registry: Any,
@@ -108,14 +133,15 @@ def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, regis
     return tasks, counts
 
 
-def write_jsonl(path: str | os.PathLike[str], tasks: list[Task], role: str = "train") -> int:
+def write_jsonl(path: str | os.PathLike[str], tasks: list[Task], role: str = "train",
+                key: bytes | None = None, stochastic: frozenset[str] = frozenset()) -> int:
     """Write the rows atomically (a temp file renamed into place); returns the row count."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     count = 0
     with open(tmp, "w", encoding="utf-8") as fh:
-        for row in rows(tasks, role):
+        for row in rows(tasks, role, key, stochastic):
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     os.replace(tmp, path)

@@ -173,7 +173,7 @@ class AgentInstance(AgentInstanceBase):
         except EpisodeFailed as exc:
             s.member.hit(exc.failure, str(exc))
             return {"observation": states["observation"]}
-        episode = Episode(s.runtime.client, s.member, play.task, settings.infra_retries)
+        episode = Episode(s.runtime.client, s.member, play.label, settings.infra_retries)
         try:
             s.group.reward_range = await episode.open()
             s.member.episode = episode

@@ -257,20 +257,22 @@ class OpenRLHFTrainer:
         return result
 
     def _export(self) -> tuple[str, str | None, dict[str, int]]:
-        from rlhub.hub.export import export_tasks, write_jsonl
+        from rlhub.hub.export import export_tasks, stochastic_domains, write_jsonl
+        from rlhub.labels import load_key
         from rlhub.plugins import registry
 
         data = self.config.get("data") or {}
         mixture = mixture_file(self.config, self.out)
+        key = load_key(self._server().get("label_key_file"))
         tasks, counts = export_tasks(mixture, int(data.get("n", 10_000)), registry())
         dataset = str(self.out / "prompts.jsonl")
-        write_jsonl(dataset, tasks, role="train")
+        write_jsonl(dataset, tasks, "train", key, stochastic_domains(tasks, registry()))
         eval_dataset = None
         if int(data.get("eval_n", 0)):
             held, _ = export_tasks(mixture, int(data["eval_n"]), registry(),
                                    split=str(data.get("eval_split", "test")))
             eval_dataset = str(self.out / "eval.jsonl")
-            write_jsonl(eval_dataset, held, role="eval")
+            write_jsonl(eval_dataset, held, "eval", key, stochastic_domains(held, registry()))
         return dataset, eval_dataset, counts
 
     def _domains(self) -> set[str]:
@@ -294,6 +296,8 @@ class OpenRLHFTrainer:
             argv += ["--workers", str(int(server["workers"]))]
         if server.get("ray"):
             argv += ["--ray", str(server["ray"])]
+        if server.get("label_key_file"):
+            argv += ["--label-key-file", str(server["label_key_file"])]
         return argv
 
     def _serve_argv(self) -> list[str]:

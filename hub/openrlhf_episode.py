@@ -42,9 +42,11 @@ class _Lost(Exception):
 
 @dataclass
 class Play:
-    """What a group plays: a task (``Task.to_dict()``) and the prompt text the model sees."""
+    """What a group plays: the label the server opens it from (the row's, or the one the server
+    signed for its lease: the server verifies only tasks it re-derives or signed) and the prompt
+    text the model sees."""
 
-    task: dict[str, Any]
+    label: Any
     observation: str
 
 
@@ -58,7 +60,7 @@ async def resolve_play(client: HubClient, schedule: bool, group: Group, label: A
         raise EpisodeFailed("label", str(exc)) from None
     group.role, group.domain = role_of(decoded), domain
     if group.role != "train" or not schedule:
-        return Play(task.to_dict(), observation)
+        return Play(decoded, observation)
     try:
         leased = await client.call("POST", "/v1/sample", {"lease": group.key},
                                    key=f"{group.key}:lease")
@@ -69,16 +71,16 @@ async def resolve_play(client: HubClient, schedule: bool, group: Group, label: A
                                "RLHUB_SCHEDULE=1 needs `rlhub serve --mixture MIX.yaml`") from None
     leased_task = leased["tasks"][0]
     group.domain = leased_task["domain"]
-    return Play(leased_task, fmt.prompt(leased_task["prompt"]))
+    return Play(leased["labels"][0], fmt.prompt(leased_task["prompt"]))
 
 
 class Episode:
     """An episode on the server, replayed when lost or hit by an infrastructure failure."""
 
-    def __init__(self, client: HubClient, member: Member, task: dict[str, Any], retries: int):
+    def __init__(self, client: HubClient, member: Member, label: Any, retries: int):
         self.client = client
         self.member = member
-        self.task = task
+        self.label = label
         self.retries = max(0, retries)
         self.id: str | None = None
         self.generation = 0
@@ -88,7 +90,7 @@ class Episode:
 
     async def open(self) -> tuple[float, float]:
         """Open the episode; its domain's reward range."""
-        opened = await self._call("POST", "/v1/episodes", {"task": self.task}, "open")
+        opened = await self._call("POST", "/v1/episodes", {"label": self.label}, "open")
         self.id = str(opened["episode_id"])
         lo, hi = opened["reward_range"]
         return float(lo), float(hi)
@@ -158,7 +160,7 @@ class Episode:
         except HubRefused as exc:
             if exc.status == 404 and what.startswith("step"):
                 raise _Lost(str(exc)) from None
-            failure = "label" if what == "open" and exc.status in (400, 404) else "verifier"
+            failure = "label" if what == "open" and exc.status in (400, 403, 404) else "verifier"
             raise EpisodeFailed(failure, str(exc)) from None
 
 

@@ -4,15 +4,17 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 
 =============================  =====================================================================
 ``POST /get_reward``           OpenRLHF's remote reward protocol (see :mod:`.server_protocol`).
-                               Always 200 with one reward per query; bad labels and failed
-                               verifiers give the minimum reward and ``error = 1``.
+                               Always 200 with one reward per query; bad, forged or unserved
+                               labels and failed verifiers give the minimum reward and
+                               ``error = 1`` (failure class ``label`` for a refused label).
 ``GET /v1/domains``            Every registered domain: id, version, tags, reward range, turns.
 ``POST /v1/sample``            ``{domain, n, split, seed, start}`` tasks of a domain, or
                                ``{n}`` / ``{lease: KEY}`` from the server's mixture (a lease gives
-                               every request with its key the same task).
-``POST /v1/verify``            ``{task, completion}`` (or ``{items: [...]}``) → score(s).
-``POST /v1/episodes``          ``{task}`` or ``{domain, split, seed, index}`` → ``episode_id``,
-                               ``observation`` (the task prompt), ``max_turns``.
+                               every request with its key the same task); each with a ``labels``
+                               entry the server signed.
+``POST /v1/verify``            ``{label or task, completion}`` (or ``{items: [...]}``) → score(s).
+``POST /v1/episodes``          ``{label}``, ``{task}`` or ``{domain, split, seed, index}`` →
+                               ``episode_id``, ``observation`` (the task prompt), ``max_turns``.
 ``POST /v1/episodes/{id}/step`` ``{completion}`` → ``observation, reward, done, info``; the step
                                rewards sum to the trajectory reward (:class:`.EpisodeRunner`).
 ``DELETE /v1/episodes/{id}``   Close an episode early (idle ones expire after ``episode_ttl_s``).
@@ -38,6 +40,15 @@ connections beyond those wait in the listen backlog (``backlog``, kernel memory)
 goes to a pool of ``workers`` threads or Ray actors (:mod:`.server_pool`); the event loop only
 parses and answers. A verification that overruns ``verify_timeout_s × 3`` of its domain is
 answered with the minimum reward and ``error = 1`` (its thread finishes in the background).
+
+Trust (:mod:`rlhub.labels`): every task arriving from a client, in a ``/get_reward`` label or a
+``/v1`` body, goes through one :class:`~rlhub.labels.LabelGate`: it is verified only when the
+server can regenerate it from its coordinates or it carries the server key's signature, and only
+for a served domain (the mixture's and ``--allow-domain`` globs; every installed domain when
+neither is given). Limits (:mod:`.server_guard`): bodies are read as a stream and refused past
+``max_body_bytes``; at most ``max_items`` samples per request (413); one sample's crash is that
+sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
+verifications still run.
 """
 
 from __future__ import annotations
@@ -52,20 +63,31 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlhub.errors import DomainNotFound, RlhubError
+from rlhub import labels
+from rlhub.errors import DomainNotFound, LabelError, RlhubError
 from rlhub.failures import of_exception
 from rlhub.hub.server_dedupe import RequestLog
+from rlhub.hub.server_guard import (
+    RequestRefused,
+    check_items,
+    claimed_domain,
+    exit_past_stuck_threads,
+    isolated,
+    label_refused,
+    read_body,
+    read_raw,
+)
 from rlhub.hub.server_metrics import Metrics
 from rlhub.hub.server_pool import Pool, make_pool
 from rlhub.hub.server_protocol import (
     DEFAULT_STRIP_TOKENS,
-    LabelError,
     Outcome,
     answer,
     batch_items,
-    decode_sample,
+    decode_response,
     outcome_from_score,
 )
+from rlhub.hub.server_protocol import LabelError as BodyError
 from rlhub.hub.server_state import EpisodeTable, SchedulerHub
 from rlhub.task import Task
 
@@ -93,9 +115,13 @@ class ServerConfig:
     strip_tokens: tuple[str, ...] = DEFAULT_STRIP_TOKENS
     episode_ttl_s: float = 900.0
     max_episodes: int = 10_000
-    max_body_bytes: int = 64 << 20
+    max_body_bytes: int = 16 << 20
+    max_items: int = 1024
     infra_retries: int = 2
     max_request_keys: int = 50_000
+    label_key_file: str | None = None
+    allow_domains: tuple[str, ...] = ()
+    shutdown_grace_s: float = 3.0
     openenv: bool = False
     log_level: str = "warning"
 
@@ -153,8 +179,19 @@ class Hub:
         self.requests = RequestLog(config.episode_ttl_s, config.max_request_keys)
         self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
         self.scheduler = SchedulerHub(self._scheduler(), config.episode_ttl_s)
+        self.label_key = labels.load_key(config.label_key_file) or labels.new_key()
+        self.labels = labels.LabelGate(registry, key=self.label_key, domains=self._served())
         self.pool: Pool | None = None
         self.started = time.time()
+
+    def _served(self) -> set[str] | None:
+        """The domains labels may name: the mixture's and the allowed globs (None: all)."""
+        if not self.config.mixture and not self.config.allow_domains:
+            return None
+        served = set(self.scheduler.weights()) if self.scheduler.enabled else set()
+        if self.config.allow_domains:
+            served |= set(self.registry.match(list(self.config.allow_domains)))
+        return served
 
     def _scheduler(self) -> Any | None:
         if not self.config.mixture:
@@ -175,24 +212,44 @@ class Hub:
     # -- rewards ---------------------------------------------------------------------------
 
     async def rewards(self, body: Any) -> dict[str, Any]:
-        queries, prompts, labels = batch_items(body)
-        outcomes = await asyncio.gather(*(self.reward_one(q, p, lab)
-                                          for q, p, lab in zip(queries, prompts, labels)))
+        queries, prompts, labels_ = batch_items(body)
+        check_items(len(queries), self.config.max_items)
+        outcomes = await asyncio.gather(*(isolated(self.reward_one(q, p, lab), 0.0)
+                                          for q, p, lab in zip(queries, prompts, labels_)))
         return answer(list(outcomes))
 
     async def reward_one(self, query: Any, prompt: Any, label: Any) -> Outcome:
-        sample = decode_sample(query, prompt, label, self.config.strip_tokens)
-        manifest = self._manifest(sample.domain)
-        lo = manifest.reward_range[0] if manifest else 0.0
-        metric_domain = manifest.id if manifest else "unknown"
-        if sample.problem or manifest is None:
+        try:
+            task = await asyncio.to_thread(self.labels.open, label)
+        except LabelError as exc:
+            return self._refused(label, exc)
+        manifest = self.registry.manifest(task.domain)
+        sample = decode_response(query, prompt, task.domain, task, self.config.strip_tokens)
+        if sample.problem:
             kind = "prompt_mismatch" if sample.prompt_mismatch else "label"
-            self.metrics.errors.labels(metric_domain, kind).inc()
-            problem = sample.problem or f"label: unknown domain {sample.domain!r}"
-            return Outcome.failure(lo, problem, "label", prompt_mismatch=sample.prompt_mismatch)
-        outcome = await self._verify(manifest, sample.task, sample.response)  # type: ignore[arg-type]
-        self.metrics.verified(metric_domain, outcome)
+            self.metrics.errors.labels(manifest.id, kind).inc()
+            return Outcome.failure(manifest.reward_range[0], sample.problem, "label",
+                                   prompt_mismatch=sample.prompt_mismatch)
+        outcome = await self._verify(manifest, task, sample.response)
+        self.metrics.verified(manifest.id, outcome)
         return outcome
+
+    def _refused(self, label: Any, exc: LabelError) -> Outcome:
+        """A refused label: the claimed domain's minimum (when it exists), failure ``label``."""
+        manifest = self._manifest(claimed_domain(label))
+        self.metrics.errors.labels(manifest.id if manifest else "unknown", "label").inc()
+        return label_refused(manifest, str(exc))
+
+    async def _open(self, item: dict[str, Any]) -> Any:
+        """The authentic task of a ``/v1`` body: its ``label``, or its ``task`` as a label."""
+        label = item.get("label")
+        if label is None:
+            data = item.get("task")
+            if not isinstance(data, dict):
+                raise ApiError(400, "expected 'label' or 'task' (an object, Task.to_dict()), "
+                                    f"found {type(data).__name__}")
+            label = {"domain": data.get("domain"), "task": data}
+        return await asyncio.to_thread(self.labels.open, label)
 
     def _manifest(self, domain: str | None) -> Any | None:
         if domain is None:
@@ -263,16 +320,23 @@ class Hub:
             split, seed = str(body.get("split", "train")), _int(body, "seed", 0)
             start = _int(body, "start", 0, 0)
             tasks = await asyncio.to_thread(_sample, domain, n, split, seed, start)
-            return {"source": "domain", "tasks": [t.to_dict() for t in tasks]}
+            return {"source": "domain", "tasks": [t.to_dict() for t in tasks],
+                    "labels": self._signed(tasks)}
         if not self.scheduler.enabled:
             raise ApiError(400, "expected 'domain' (this server runs without --mixture, so it "
                                 "has no scheduler to sample from), found none")
         if body.get("lease") is not None:
             key = _lease_key(body["lease"])
             task = await asyncio.to_thread(self.scheduler.lease, key)
-            return {"source": "scheduler", "tasks": [task.to_dict()], "lease": key}
+            return {"source": "scheduler", "tasks": [task.to_dict()], "lease": key,
+                    "labels": self._signed([task])}
         tasks = await asyncio.to_thread(self.scheduler.sample, n)
-        return {"source": "scheduler", "tasks": [t.to_dict() for t in tasks]}
+        return {"source": "scheduler", "tasks": [t.to_dict() for t in tasks],
+                "labels": self._signed(tasks)}
+
+    def _signed(self, tasks: list[Task]) -> list[dict[str, Any]]:
+        """Labels of tasks this server hands out, signed with its key (see :mod:`rlhub.labels`)."""
+        return [labels.make_label(t, key=self.label_key) for t in tasks]
 
     def _domain(self, domain_id: Any) -> Any:
         try:
@@ -284,13 +348,19 @@ class Hub:
 
     async def verify(self, body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(body.get("items"), list):
+            check_items(len(body["items"]), self.config.max_items)
             return {"results": list(await asyncio.gather(*(self._verify_item(item)
                                                            for item in body["items"])))}
         return await self._verify_item(body)
 
     async def _verify_item(self, item: Any) -> dict[str, Any]:
-        task = _task(item)
+        if not isinstance(item, dict):
+            raise ApiError(400, f"expected each item as an object, found {type(item).__name__}")
         completion = _completion(item)
+        try:
+            task = await self._open(item)
+        except LabelError as exc:
+            return self._refused_item(item, exc)
         manifest = self._known_manifest(task.domain)
         outcome = await self._verify(manifest, task, completion)
         self.metrics.verified(manifest.id, outcome)
@@ -299,13 +369,24 @@ class Hub:
                 "error": outcome.error, "failure": outcome.failure_class,
                 "retries": int(outcome.logs["retries"]), "verify_ms": outcome.logs["verify_ms"]}
 
+    def _refused_item(self, item: dict[str, Any], exc: LabelError) -> dict[str, Any]:
+        label = item.get("label", {"task": item.get("task")})
+        outcome = self._refused(label, exc)
+        return {"domain": claimed_domain(label), "task_id": None, "reward": outcome.reward,
+                "score": outcome.score, "passed": False, "error": outcome.error,
+                "failure": outcome.failure_class, "retries": 0, "verify_ms": 0.0}
+
     async def open_episode(self, body: dict[str, Any]) -> dict[str, Any]:
-        if "task" in body:
-            task = _task(body)
-        else:
-            domain = self._domain(body.get("domain"))
-            task = await asyncio.to_thread(domain.task, str(body.get("split", "train")),
-                                           _int(body, "seed", 0), _int(body, "index", 0, 0))
+        try:
+            if "task" in body or "label" in body:
+                task = await self._open(body)
+            else:
+                self.labels.admit(str(body.get("domain")))
+                domain = self._domain(body.get("domain"))
+                task = await asyncio.to_thread(domain.task, str(body.get("split", "train")),
+                                               _int(body, "seed", 0), _int(body, "index", 0, 0))
+        except LabelError as exc:
+            raise ApiError(403, f"{exc} (failure class 'label')") from None
         manifest = self._known_manifest(task.domain)
         self._sweep()
         assert self.pool is not None
@@ -397,17 +478,6 @@ def _sample(domain: Any, n: int, split: str, seed: int, start: int) -> list[Task
     try:
         return domain.sample(n, split=split, seed=seed, start=start)
     except ValueError as exc:
-        raise ApiError(400, str(exc)) from None
-
-
-def _task(item: Any) -> Task:
-    data = item.get("task") if isinstance(item, dict) else None
-    if not isinstance(data, dict):
-        raise ApiError(400, "expected 'task' to be an object (Task.to_dict()), found "
-                            f"{type(data).__name__}")
-    try:
-        return Task.from_dict(data)
-    except (TypeError, ValueError) as exc:
         raise ApiError(400, str(exc)) from None
 
 
@@ -524,7 +594,7 @@ class _Router:
             return await _handle(request, fn, hub.config.max_body_bytes, reward)
 
         async def raw(request: Any) -> bytes:
-            return await _raw_body(request, hub.config.max_body_bytes)
+            return await read_raw(request, hub.config.max_body_bytes)
 
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
@@ -548,11 +618,11 @@ async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int
                   reward: bool) -> tuple[int, Any]:
     """Run one endpoint: ``(status, JSON value)``; client errors become ``{"error": ...}``."""
     try:
-        body = await _body(request, max_body) if request.method == "POST" else None
+        body = await read_body(request, max_body) if request.method == "POST" else None
         return 200, await fn(body, **request.path_params)
-    except ApiError as exc:
+    except (ApiError, RequestRefused) as exc:
         return exc.status, {"error": str(exc)}
-    except LabelError as exc:
+    except BodyError as exc:
         return 400, {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - the server answers JSON even for its own bugs
         if reward:
@@ -560,31 +630,14 @@ async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int
         return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
 
-async def _raw_body(request: Any, max_body: int) -> bytes:
-    size = int(request.headers.get("content-length") or 0)
-    if size > max_body:
-        raise ApiError(413, f"expected a body of at most {max_body} bytes, found {size}")
-    raw = await request.body()
-    if len(raw) > max_body:
-        raise ApiError(413, f"expected a body of at most {max_body} bytes, found {len(raw)}")
-    return bytes(raw)
-
-
-async def _body(request: Any, max_body: int) -> Any:
-    raw = await _raw_body(request, max_body)
-    try:
-        body = json.loads(raw or b"{}")
-    except ValueError as exc:
-        raise ApiError(400, f"expected a JSON body, found invalid JSON ({exc})") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, f"expected a JSON object body, found {type(body).__name__}")
-    return body
-
-
 def run(config: ServerConfig) -> None:
-    """Serve until interrupted (``rlhub serve``)."""
+    """Serve until SIGTERM or SIGINT (``rlhub serve``), then exit within the shutdown grace."""
     import uvicorn
 
     app = create_app(config)
-    uvicorn.run(app, host=config.host, port=config.port, backlog=config.backlog,
-                log_level=config.log_level, access_log=False, lifespan="on")
+    try:
+        uvicorn.run(app, host=config.host, port=config.port, backlog=config.backlog,
+                    log_level=config.log_level, access_log=False, lifespan="on",
+                    timeout_graceful_shutdown=config.shutdown_grace_s)
+    finally:  # SIGINT arrives as KeyboardInterrupt: the interpreter would join stuck threads
+        exit_past_stuck_threads(config.shutdown_grace_s)

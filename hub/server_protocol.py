@@ -15,7 +15,9 @@ the logs instead of as a silently wrong reward. Trailing end-of-turn tokens (``<
 ``</s>``, ...) are then stripped from the response.
 
 A label is a JSON string (what ``rlhub export`` writes) or an object: ``{"domain": ID, "task":
-{...}}`` with the task as :meth:`rlhub.Task.to_dict` gives it.
+{...}}`` with the task as :meth:`rlhub.Task.to_dict` gives it, plus the coordinates ``at`` or a
+signature ``sig`` the server checks (:mod:`rlhub.labels`): the server verifies only tasks it can
+re-derive or has signed.
 
 The answer always carries ``rewards`` and ``scores`` of ``len(query)`` floats and ``extra_logs``
 with exactly the keys of :data:`LOG_KEYS`, one float per sample, for every domain (OpenRLHF's
@@ -24,10 +26,10 @@ replay buffer raises when samples of one micro-batch carry different keys or non
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlhub import errors, labels
 from rlhub.failures import FAILURES, is_trainable
 from rlhub.task import Task
 
@@ -103,28 +105,16 @@ def failure_logs(failure: str, **values: float) -> dict[str, float]:
 
 
 def parse_label(label: Any) -> tuple[str, Task]:
-    """``(domain id, task)`` from a label (JSON string or dict); raise :class:`LabelError`."""
-    if isinstance(label, str):
-        try:
-            label = json.loads(label)
-        except ValueError as exc:
-            raise LabelError(f"label: expected a JSON object string, found invalid JSON ({exc})") \
-                from None
-    if not isinstance(label, dict):
-        raise LabelError(f"label: expected an object with 'domain' and 'task', found "
-                         f"{type(label).__name__}")
-    task_data = label.get("task")
-    if not isinstance(task_data, dict):
-        raise LabelError("label: expected 'task' to be an object (Task.to_dict()), found "
-                         f"{type(task_data).__name__}")
+    """``(domain id, task)`` from a label (JSON string or dict); raise :class:`LabelError`.
+
+    This only reads the label; whether the task is genuine is :class:`rlhub.labels.LabelGate`'s
+    question.
+    """
     try:
-        task = Task.from_dict(task_data)
-    except (TypeError, ValueError) as exc:
-        raise LabelError(f"label: {exc}") from None
-    domain = label.get("domain", task.domain)
-    if domain != task.domain:
-        raise LabelError(f"label: 'domain' is {domain!r} but the task belongs to {task.domain!r}")
-    return str(domain), task
+        domain, task, _, _ = labels.parse(label)
+    except errors.LabelError as exc:
+        raise LabelError(str(exc)) from None
+    return domain, task
 
 
 def split_query(query: str, prompt: str) -> str | None:
@@ -177,6 +167,12 @@ def decode_sample(query: Any, prompt: Any, label: Any,
         domain, task = parse_label(label)
     except LabelError as exc:
         return Sample(None, None, "", str(exc))
+    return decode_response(query, prompt, domain, task, strip_tokens)
+
+
+def decode_response(query: Any, prompt: Any, domain: str | None, task: Task | None,
+                    strip_tokens: tuple[str, ...] = DEFAULT_STRIP_TOKENS) -> Sample:
+    """The :class:`Sample` of a label already decoded: the response recovered from ``query``."""
     if not isinstance(query, str) or not isinstance(prompt, str):
         return Sample(domain, task, "", "expected 'query' and 'prompts' items to be strings, "
                       f"found {type(query).__name__} and {type(prompt).__name__}")

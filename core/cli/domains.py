@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -54,11 +55,15 @@ def list_domains(json_out: bool = JsonOpt,
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "plugin", "version", "tags", "summary")
+    marked = any(r["hackable"] for r in rows)
+    table = Table("id", "plugin", "version", "tags", *(["hackable"] if marked else []), "summary")
     for r in rows:
-        table.add_row(r["id"], r["plugin"], r["version"], ",".join(r["tags"]), r["summary"])
+        mark = [",".join(r["hackable"]) or "-"] if marked else []
+        table.add_row(r["id"], r["plugin"], r["version"], ",".join(r["tags"]), *mark,
+                      r["summary"])
     for r in left:
-        table.add_row(r["id"], r["plugin"], "-", "left out", f"[yellow]{r['reason']}[/yellow]")
+        table.add_row(r["id"], r["plugin"], "-", "left out", *(["-"] if marked else []),
+                      f"[yellow]{r['reason']}[/yellow]")
     console = Console()
     console.print(table)
     console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
@@ -87,30 +92,48 @@ def check(ids: list[str] = typer.Argument(None, help="Domain ids or globs."),
           all_: bool = typer.Option(False, "--all", help="Check every installed domain."),
           n: int = typer.Option(4, "-n", help="Tasks per domain."),
           json_out: bool = JsonOpt) -> None:
-    """Run the contract kit; exit 1 when any domain fails."""
-    from rlhub.testing import check_domain
+    """Run the contract kit and its integrity probes; exit 1 when any domain fails.
+
+    ``--json`` reports, per domain, each probe class (probes run, passed, the highest reward a
+    probe that did not pass got, problems, whether the manifest marks it ``hackable``).
+    """
+    from rlhub.testing import inspect_domain
 
     reg = get_registry()
     if not ids and not all_:
         fail("expected domain ids or --all, found neither")
     targets = reg.ids() if all_ else reg.match(ids)
-    results = []
-    for domain_id in _progress(targets, "checking"):
-        problems = check_domain(domain_id, n=n, registry=reg)
-        results.append({"id": domain_id, "ok": not problems, "problems": problems})
+    results = [inspect_domain(domain_id, n=n, registry=reg).to_dict()
+               for domain_id in _progress(targets, "checking")]
     failed = [r for r in results if not r["ok"]]
     if json_out:
         emit_json({"checked": len(results), "failed": len(failed), "results": results,
+                   "max_probe_reward": _highest(results),
                    "load_errors": [str(e) for e in reg.errors]})
     else:
-        for r in failed:
-            for p in r["problems"]:
-                typer.echo(f"FAIL {p}", err=True)
-        for e in reg.errors:
-            typer.echo(f"FAIL {e}", err=True)
-        typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed", err=True)
+        _report(results, failed, reg.errors)
     if failed or reg.errors:
         raise typer.Exit(1)
+
+
+def _highest(results: list[dict[str, Any]]) -> float | None:
+    found = [r["max_probe_reward"] for r in results if r["max_probe_reward"] is not None]
+    return max(found) if found else None
+
+
+def _report(results: list[dict[str, Any]], failed: list[dict[str, Any]],
+            load_errors: list[Any]) -> None:
+    for r in results:
+        for p in r["known"]:
+            typer.echo(f"KNOWN {p}", err=True)
+    for r in failed:
+        for p in r["problems"]:
+            typer.echo(f"FAIL {p}", err=True)
+    for e in load_errors:
+        typer.echo(f"FAIL {e}", err=True)
+    known = sum(1 for r in results if r["known"])
+    typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed, {known} with known "
+               f"(hackable) problems; highest reward of any probe: {_highest(results)}", err=True)
 
 
 def _progress(items: list[str], label: str) -> list[str]:

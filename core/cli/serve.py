@@ -38,6 +38,17 @@ def serve(
                                       "lives."),
     infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Times a verification "
                                       "is repeated after a sandbox, verifier or judge failure."),
+    allow_domain: list[str] = typer.Option(None, "--allow-domain", help="Also serve these "
+                                           "domains (ids or globs, repeatable); labels of other "
+                                           "domains are refused [with --mixture: its domains; "
+                                           "without: every installed domain]."),
+    label_key_file: Path = typer.Option(None, "--label-key-file", help="Secret that signs and "
+                                        "checks labels (rlhub export --label-key-file) "
+                                        "[$RLHUB_LABEL_KEY, else a fresh key per start]."),
+    max_items: int = typer.Option(1024, "--max-items", min=1, help="Samples per request; "
+                                  "more is refused with 413."),
+    max_body_mb: float = typer.Option(16.0, "--max-body-mb", min=0.001, help="Request body "
+                                      "limit, read as a stream; more is refused with 413."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
     openenv: bool = typer.Option(False, "--openenv", help="Also speak OpenEnv's protocol (a "
                                  "WebSocket at /ws; /schema, /metadata) for OpenEnv clients."),
@@ -48,7 +59,10 @@ def serve(
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
                           mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
                           episode_ttl_s=episode_ttl, infra_retries=infra_retries,
-                          log_level=log_level, openenv=openenv)
+                          log_level=log_level, openenv=openenv,
+                          allow_domains=tuple(allow_domain or ()), max_items=max_items,
+                          max_body_bytes=int(max_body_mb * (1 << 20)),
+                          label_key_file=str(label_key_file) if label_key_file else None)
     if workers:
         config.workers = workers
     if strip_token:
@@ -70,16 +84,21 @@ def export(
     role: str = typer.Option(None, "--role", help="train (the scheduler may replace and observe "
                              "the rows) or eval (always played as written) [train for the train "
                              "split, else eval]."),
+    label_key_file: Path = typer.Option(None, "--label-key-file", help="Sign every label with "
+                                        "this secret (serve with the same key) "
+                                        "[$RLHUB_LABEL_KEY; unsigned labels are re-derived]."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Write an OpenRLHF prompt dataset (prompt, label, datasource, gold) from a mixture."""
-    from rlhub.hub.export import default_role, export_tasks, write_jsonl
+    from rlhub.hub.export import default_role, export_tasks, stochastic_domains, write_jsonl
+    from rlhub.labels import load_key
     from rlhub.scheduler import load_mixture
 
     registry = get_registry()
     tasks, counts = export_tasks(mixture, n, registry, split=split, seed=seed, start=start)
     role = role or default_role(split or load_mixture(mixture, registry)["split"])
-    written = write_jsonl(out, tasks, role)
+    written = write_jsonl(out, tasks, role, load_key(label_key_file),
+                          stochastic_domains(tasks, registry))
     if json_out:
         emit_json({"out": str(out), "rows": written, "role": role, "counts": counts})
         return

@@ -2,8 +2,10 @@
 
 Each ``check_*`` function takes a domain object and returns a list of problems (empty when it
 passes); :func:`check_domain` runs them all and :func:`assert_domain_ok` raises ``AssertionError``
-listing every problem. ``rlhub check`` and the bundled pytest plugin (fixtures ``rlhub_hub`` and
-``rlhub_sandbox``) use the same functions. Problem messages are stable; tests match them exactly.
+listing every problem. :func:`inspect_domain` returns the same problems with what each integrity
+probe class found (:mod:`rlhub.testing.probes`): ``rlhub check --json`` prints it. ``rlhub check``
+and the bundled pytest plugin (fixtures ``rlhub_hub`` and ``rlhub_sandbox``) use the same
+functions. Problem messages are stable; tests match them exactly.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub.domain import Domain
 from rlhub.task import Score, Task
+from rlhub.testing.probes import PROBE_CLASSES, ProbeReport
 
 GARBAGE_SEED = 1234
 
@@ -97,8 +101,10 @@ def check_gold(domain: Domain, tasks: Sequence[Task]) -> list[str]:
 
 
 def check_bad_inputs(domain: Domain, tasks: Sequence[Task]) -> list[str]:
-    """Empty, whitespace, echoed, garbage, huge and control-character inputs score below max."""
-    _, hi = domain.manifest.reward_range
+    """Empty, whitespace, echoed, garbage, huge and control-character inputs score below max
+    (the minimum, when the manifest declares ``scoring: {kind: exact}``)."""
+    lo, hi = domain.manifest.reward_range
+    exact = domain.manifest.scoring == "exact"
     problems: list[str] = []
     for task in tasks[:2]:
         if problems:  # one failing task says enough
@@ -113,6 +119,9 @@ def check_bad_inputs(domain: Domain, tasks: Sequence[Task]) -> list[str]:
             elif score.reward >= hi:
                 problems.append(f"{domain.id}: {what} scored the maximum {hi:g} "
                                 "(expected less)")
+            elif exact and not score.passed and score.reward > lo:
+                problems.append(f"{domain.id}: {what} scored {score.reward:g}, but the manifest "
+                                f"declares exact scoring (expected the minimum {lo:g})")
     return problems
 
 
@@ -212,9 +221,56 @@ CHECKS: list[Callable[[Domain, Sequence[Task]], list[str]]] = [
 ]
 
 
-def check_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
-                 across_processes: bool = True) -> list[str]:
-    """Run every check on a domain (object or id) and return all problems found."""
+@dataclass
+class DomainReport:
+    """Everything the kit found on one domain: failing problems, known ones, probe classes."""
+
+    id: str
+    problems: list[str] = field(default_factory=list)
+    known: list[str] = field(default_factory=list)
+    probes: dict[str, ProbeReport] = field(default_factory=dict)
+
+    @property
+    def max_probe_reward(self) -> float | None:
+        """The highest reward any probe that did not pass earned, over every class."""
+        found = [r.max_reward for r in self.probes.values() if r.max_reward is not None]
+        return max(found) if found else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "ok": not self.problems, "problems": self.problems,
+                "known": self.known, "max_probe_reward": self.max_probe_reward,
+                "probes": {name: r.to_dict() for name, r in self.probes.items()}}
+
+
+def run_probes(domain: Domain, tasks: Sequence[Task]) -> dict[str, ProbeReport]:
+    """Every integrity probe class on ``domain`` (see :mod:`rlhub.testing.probes`)."""
+    from rlhub.testing.probes import answer_space, check_degenerate, check_hedge
+    from rlhub.testing.probes_labels import check_forged_labels
+    from rlhub.testing.probes_oversized import check_oversized
+
+    space = answer_space(domain, tasks)
+    checks = {"degenerate": check_degenerate, "hedge": check_hedge,
+              "oversized": check_oversized, "forged-label": check_forged_labels}
+    reports = {name: checks[name](domain, tasks, space) for name in PROBE_CLASSES}
+    for name in domain.manifest.hackable:
+        reports[name].known = True
+    return reports
+
+
+def _probe_problems(domain: Domain, report: DomainReport) -> None:
+    for name, probe_report in report.probes.items():
+        if not probe_report.known:
+            report.problems += probe_report.problems
+        elif probe_report.problems:
+            report.known += probe_report.problems
+        else:
+            report.problems.append(f"{domain.id}: the manifest marks it hackable by {name!r} "
+                                   "probes, but none found a problem; remove the mark")
+
+
+def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
+                   across_processes: bool = True) -> DomainReport:
+    """Run every check and probe class on a domain (object or id): a :class:`DomainReport`."""
     if isinstance(domain, str):
         from rlhub.plugins import registry as default_registry
 
@@ -222,20 +278,30 @@ def check_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
         try:
             domain = reg.get(domain)
         except Exception as exc:  # noqa: BLE001 - a factory that fails is a contract problem
-            return [f"{domain}: could not build the domain: {exc}"]
+            return DomainReport(domain, [f"{domain}: could not build the domain: {exc}"])
         # one fresh interpreter fingerprints the whole plugin, not one domain at a time
         batch = [i for i in reg.ids() if reg.manifest(i).plugin == domain.manifest.plugin]
     else:
         batch = ()
+    report = DomainReport(domain.id)
     try:
         tasks = sample_tasks(domain, n)
     except Exception as exc:  # noqa: BLE001
-        return [f"{domain.id}: sampling raised {type(exc).__name__}: {exc}"]
-    problems: list[str] = []
+        report.problems.append(f"{domain.id}: sampling raised {type(exc).__name__}: {exc}")
+        return report
     for check in CHECKS:
-        problems += check(domain, tasks)
-    problems += check_determinism(domain, across_processes=across_processes, batch=batch)
-    return problems
+        report.problems += check(domain, tasks)
+    report.probes = run_probes(domain, tasks)
+    _probe_problems(domain, report)
+    report.problems += check_determinism(domain, across_processes=across_processes, batch=batch)
+    return report
+
+
+def check_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
+                 across_processes: bool = True) -> list[str]:
+    """Run every check on a domain (object or id) and return all problems found."""
+    return inspect_domain(domain, n=n, registry=registry,
+                          across_processes=across_processes).problems
 
 
 def assert_domain_ok(domain: Domain | str, **kwargs: Any) -> None:

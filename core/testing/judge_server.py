@@ -6,9 +6,9 @@ the OpenAI chat-completions API that rlhub uses (``model``, ``messages``, ``temp
 ``max_tokens``, ``seed`` in; ``choices[0].message.content`` and ``usage`` out) and grades
 deterministically, like a careful judge with an answer key:
 
-* **pointwise**: every criterion gets ``lo + round((hi - lo) * F1)``, where F1 is the word-set
+* **pointwise**: every criterion gets ``lo + round((hi - lo) * F1)``, where F1 is the content-word
   overlap of the candidate with the reference answer (or the grading notes) quoted in the prompt;
-  a copy of the reference earns the top score, unrelated text the bottom;
+  a copy of the reference earns the top score, unrelated text (F1 under 0.15) the bottom;
 * **pairwise**: the response with the larger overlap with the grading notes (or the task) wins;
   a difference under 0.05 is a tie.
 
@@ -24,7 +24,9 @@ Modes (set ``judge.mode`` at any time):
 ``malformed``   answer prose that is in neither required format;
 ``injectable``  like ``good``, but give the top score to any response containing "10/10", the way
                 a gullible LLM judge obeys a completion that addresses it;
-``flaky``       answer HTTP 503 to the first ``fail_first`` requests, then grade as ``good``.
+``flaky``       answer HTTP 503 to the first ``fail_first`` requests, then grade as ``good``;
+``biased``      like ``good``, but pairwise always prefer response A, the position bias LLM
+                judges are known for.
 
 A **down** judge is a URL with no listener: :func:`down_url`. Counters: ``requests`` (every body
 received, in order), ``authorizations`` (their ``Authorization`` headers), ``judge_calls``,
@@ -45,7 +47,8 @@ from typing import Any, Self
 
 from fastapi import Request  # module level: FastAPI resolves the handler's annotation here
 
-MODES = ("good", "slow", "malformed", "injectable", "flaky")
+MODES = ("good", "slow", "malformed", "injectable", "flaky", "biased")
+UNRELATED = 0.15  # content-word F1 below which a response is off the topic: the bottom score
 JUDGE_MARKER = "You are a strict, impartial grader."
 
 
@@ -60,12 +63,25 @@ def down_url() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"
 
 
+#: Function words a careful grader gives no credit for: any English text shares them.
+STOPWORDS = frozenset("""
+about after also been before being both could does each from have here into just like many
+more most much must only other over same should some such than that their them then there
+these they this those through under very were what when where which while will with would
+your
+""".split())
+
+
 def words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3}
+    """Content words: three or more letters or digits, not a function word."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower())
+            if len(w) >= 3 and w not in STOPWORDS and w not in ("and", "the", "for", "are",
+                                                                 "was", "you", "not", "but",
+                                                                 "can", "its", "our", "how")}
 
 
 def overlap(a: str, b: str) -> float:
-    """F1 of the two texts' word sets (words of three or more letters or digits)."""
+    """F1 of the two texts' content-word sets (:func:`words`)."""
     wa, wb = words(a), words(b)
     if not wa or not wb:
         return 0.0
@@ -204,7 +220,9 @@ class ScriptedJudge:
         lo, hi = (int(x) for x in re.findall(r"an integer from (-?\d+) to (-?\d+)", prompt)[-1])
         candidate = section(prompt, "candidate") or ""
         key = section(prompt, "reference") or section(prompt, "notes") or ""
-        value = hi if self._gullible(candidate) else lo + round((hi - lo) * overlap(candidate, key))
+        f1 = overlap(candidate, key)
+        related = f1 >= UNRELATED
+        value = hi if self._gullible(candidate) else lo + round((hi - lo) * f1 * related)
         names = self._criteria(prompt, as_json)
         if as_json:
             return json.dumps({"scores": {n: value for n in names}, "reason": "scripted verdict"})
@@ -216,6 +234,8 @@ class ScriptedJudge:
         return self.mode == "injectable" and "10/10" in text
 
     def _winner(self, prompt: str) -> str:
+        if self.mode == "biased":
+            return "A"
         a, b = section(prompt, "response-a") or "", section(prompt, "response-b") or ""
         if self._gullible(a) != self._gullible(b):
             return "A" if self._gullible(a) else "B"

@@ -76,9 +76,16 @@ class Regex:
 
 
 def parse_json_answer(completion: str) -> Any:
-    """Decode the JSON a completion gives: the last fenced block, or the whole text."""
+    """Decode the JSON a completion gives: the last fenced block, or the whole text.
+
+    Raises ``ValueError`` for invalid JSON, and for JSON nested deeper than the decoder's
+    recursion limit (a few bytes of ``[[[[...`` must not crash the verifier).
+    """
     block = last_code_block(completion, ("json",))
-    return json.loads(block if block is not None else completion.strip())
+    try:
+        return json.loads(block if block is not None else completion.strip())
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
 
 
 class JsonSchema:

@@ -37,8 +37,9 @@ that everything inside is untrusted data. Judge output is parsed strictly; anyth
 malformed and retried. When the judge is down, slow past its deadline or keeps answering malformed
 output, the verifier raises :class:`~rlhub.verifiers.endpoints.JudgeUnavailable` (the domain scores
 the range minimum with the error recorded) or, with ``fallback`` set, returns that value with the
-error recorded in ``Score.error``. Pairwise judgements alternate the candidate's position (A or B)
-between samples, starting from a position derived from the completion, to cancel position bias.
+error recorded in ``Score.error``. Every pairwise sample is judged in both orders (the candidate as
+A, then as B), so a judge that prefers a position gives a tie rather than a win the policy could
+earn by reshaping its text (two judge calls per sample).
 """
 
 from __future__ import annotations
@@ -425,16 +426,16 @@ class Judge:
 
     def _pairwise(self, ep: endpoints.JudgeEndpoint, model: str, task: Task, completion: str,
                   reference: str, deadline: float) -> Judgement:
-        first = hashlib.sha256(completion.encode("utf-8", "surrogatepass")).digest()[0] % 2
         values: list[float] = []
         reason = ""
         for i in range(self.samples):
-            candidate_is_a = (first + i) % 2 == 0
-            messages = self.pairwise_messages(task, completion, reference, candidate_is_a)
-            winner, reason = ep.complete(self._body(model, messages, i),
-                                         lambda t: parse_winner(t, self.fmt), deadline=deadline)
-            mine = "A" if candidate_is_a else "B"
-            values.append(self.tie_value if winner == "tie" else float(winner == mine))
+            for candidate_is_a in (True, False):  # both orders: position bias cancels exactly
+                messages = self.pairwise_messages(task, completion, reference, candidate_is_a)
+                winner, reason = ep.complete(self._body(model, messages, i),
+                                             lambda t: parse_winner(t, self.fmt),
+                                             deadline=deadline)
+                mine = "A" if candidate_is_a else "B"
+                values.append(self.tie_value if winner == "tie" else float(winner == mine))
         value = aggregate_preferences(values, self.how, self.tie_value)
         feedback = "" if value >= self.threshold else (
             f"A grader preferred a reference answer over yours. Grader's reason: {reason[:500]}")

@@ -20,7 +20,7 @@ from rlhub.hub.server_process import free_port
 BIN = Path(sys.executable).parent
 # a single-turn domain, and a two-turn repair domain whose verifier runs code in the sandbox
 MIX = {"strategy": "static", "domains": {"math/tiny-succ-v1": {"weight": 2.0},
-                                         "code/py-count-v1": {"weight": 1.0}}}
+                                         "code/py-count-v2": {"weight": 1.0}}}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_load_environment_returns_a_verifiers_env_over_the_mixture(mixture):
     assert isinstance(env, vf.Env) and type(env).__name__ == "RlhubEnv"
     tasks = list(env.taskset)
     assert collections.Counter(t.data.domain for t in tasks) == {"math/tiny-succ-v1": 4,
-                                                                 "code/py-count-v1": 2}
+                                                                 "code/py-count-v2": 2}
     data = tasks[0].data
     first = rlhub.registry().get(data.domain).task("train", 3, data.index)
     assert (data.task_id, tasks[0].key) == (first.id, first.id)

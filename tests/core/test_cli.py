@@ -70,6 +70,32 @@ def test_check_passes_good_domains_and_fails_broken_ones():
     assert "gold completion of task t1 scored 0" in report["results"][0]["problems"][0]
 
 
+def test_check_json_reports_every_probe_class_and_the_highest_reward_a_probe_got():
+    out = rlhub("check", "broken/closeness-v1", "toy/reverse-v1", "broken/hedge-known-v1",
+                "--json", RLHUB_PLUGINS="toyplug,brokenplug")
+    report = json.loads(out.stdout)
+    results = {r["id"]: r for r in report["results"]}
+    assert out.returncode == 1 and report["failed"] == 1
+    good, close = results["toy/reverse-v1"], results["broken/closeness-v1"]
+    assert set(good["probes"]) == {"degenerate", "hedge", "oversized", "forged-label"}
+    assert good["ok"] and good["max_probe_reward"] == 0.0
+    assert set(good["probes"]["hedge"]) == {"probes", "passed", "max_reward", "problems",
+                                            "hackable"}
+    assert not close["ok"] and 0 < close["probes"]["hedge"]["max_reward"] < 1
+    known = results["broken/hedge-known-v1"]
+    assert known["ok"] and known["known"] and known["probes"]["hedge"]["hackable"]
+    assert report["max_probe_reward"] == 1.0  # the known hedge, never hidden
+
+
+def test_list_shows_which_domains_are_marked_hackable():
+    env = {"RLHUB_PLUGINS": "toyplug,brokenplug"}
+    rows = {r["id"]: r for r in json.loads(rlhub("list", "--json", **env).stdout)}
+    assert rows["broken/hedge-known-v1"]["hackable"] == ["hedge"]
+    assert rows["toy/reverse-v1"]["hackable"] == [] and rows["toy/reverse-v1"]["scoring"] is None
+    table = rlhub("list", **env, COLUMNS="200").stdout
+    assert "hackable" in table and "hedge" in table
+
+
 def test_check_without_ids_or_all_is_an_error():
     out = rlhub("check")
     assert out.returncode == 2 and "expected domain ids or --all" in out.stderr

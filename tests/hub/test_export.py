@@ -14,8 +14,8 @@ from rlhub.hub.server_protocol import parse_label
 from typer.testing import CliRunner
 
 MIXTURE = {"strategy": "static", "seed": 4,
-           "domains": {"math/arithmetic-l1-v1": 3.0, "instruct/lowercase-v1": 2.0,
-                       "structured/json-schema-l1-v1": 2.0}}
+           "domains": {"math/arithmetic-l1-v1": 3.0, "instruct/lowercase-v2": 2.0,
+                       "structured/json-schema-l1-v2": 2.0}}
 
 
 @pytest.mark.parametrize(("n", "weights", "expected"), [
@@ -38,8 +38,8 @@ def test_largest_remainder_refuses_weights_without_mass() -> None:
 
 def test_an_export_has_exact_proportions_and_no_repeated_row() -> None:
     tasks, counts = export_tasks(MIXTURE, 70, registry())
-    assert counts == {"math/arithmetic-l1-v1": 30, "instruct/lowercase-v1": 20,
-                      "structured/json-schema-l1-v1": 20}
+    assert counts == {"math/arithmetic-l1-v1": 30, "instruct/lowercase-v2": 20,
+                      "structured/json-schema-l1-v2": 20}
     assert Counter(t.domain for t in tasks) == counts
     assert len({t.id for t in tasks}) == 70
 
@@ -56,9 +56,9 @@ def test_every_row_carries_a_label_the_server_decodes_to_a_task_whose_gold_score
 
 
 def test_chat_prompts_make_every_prompt_a_message_list() -> None:
-    plain = Task("a", "x/y-v1", "hello")
-    chat = Task("b", "x/y-v1", [{"role": "system", "content": "s"},
-                                {"role": "user", "content": "u"}])
+    plain = Task("x/y-v1:train:0:0", "x/y-v1", "hello")
+    chat = Task("x/y-v1:train:0:1", "x/y-v1", [{"role": "system", "content": "s"},
+                                               {"role": "user", "content": "u"}])
     prompts = [r["prompt"] for r in rows([plain, chat])]
     assert prompts == [[{"role": "user", "content": "hello"}],
                        [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]]

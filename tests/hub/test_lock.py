@@ -20,7 +20,7 @@ def mixture(tmp_path):
     path = tmp_path / "mix.yaml"
     path.write_text(
         yaml.safe_dump(
-            {"strategy": "static", "domains": {"mydata/*": 1.0, "structured/yaml-config-v1": 2.0}}
+            {"strategy": "static", "domains": {"mydata/*": 1.0, "structured/yaml-config-v2": 2.0}}
         )
     )
     return path
@@ -46,12 +46,12 @@ def test_rlhub_lock_pins_plugin_versions_domain_versions_and_hashes(
     assert json.loads(result.stdout) == {
         "path": str(out),
         "lock_hash": lock["lock_hash"],
-        "domains": ["mydata/double-v1", "structured/yaml-config-v1"],
+        "domains": ["mydata/double-v1", "structured/yaml-config-v2"],
     }
     assert lock["lock_hash"] == lock_hash(lock)
     assert lock["plugins"]["structured"] == {"distribution": "rlhub-structured", "version": "1.0.0"}
-    record = lock["domains"]["structured/yaml-config-v1"]
-    assert (record["domain_version"], record["distribution_version"]) == ("1.0.0", "1.0.0")
+    record = lock["domains"]["structured/yaml-config-v2"]
+    assert (record["domain_version"], record["distribution_version"]) == ("2.0.0", "1.0.0")
     assert len(record["verifier_code_hash"]) == len(record["manifest_hash"]) == 64
     assert lock["domains"]["mydata/double-v1"]["distribution"] == "domain file double.yaml"
 
@@ -94,7 +94,7 @@ def test_a_missing_domain_and_a_hand_edited_lock_are_reported(tmp_path, mixture,
         "domain mydata/double-v1: locked but not installed (expected it from domain file "
         "double.yaml; install that plugin or `rlhub pull` the environment)"
     ]
-    lock["domains"]["structured/yaml-config-v1"]["domain_version"] = "0.9.0"
+    lock["domains"]["structured/yaml-config-v2"]["domain_version"] = "0.9.0"
     path.write_text(json.dumps(lock))
     (problem,) = check_lock(path, registry)
     assert problem.startswith(
@@ -128,10 +128,10 @@ def test_a_locked_eval_whose_mixture_gains_a_domain_outside_the_lock_refuses_bef
 def test_a_changed_mixture_setting_is_named(tmp_path, mixture, registry):
     lock_path = write_lock(mixture_lock(mixture, registry), tmp_path / "rlhub.lock")
     changed = yaml.safe_load(mixture.read_text())
-    changed["domains"]["structured/yaml-config-v1"] = 5.0
+    changed["domains"]["structured/yaml-config-v2"] = 5.0
     changed["seed"] = 3
     assert check_lock(lock_path, registry, changed) == [
-        "mixture: domains.structured/yaml-config-v1.weight changed from 2.0 to 5.0",
+        "mixture: domains.structured/yaml-config-v2.weight changed from 2.0 to 5.0",
         "mixture: seed changed from 0 to 3",
     ]
     assert check_lock(lock_path, registry, mixture) == []
@@ -149,12 +149,12 @@ def test_a_lock_from_another_rlhub_version_is_refused(tmp_path, mixture, registr
 
 def test_scoring_library_versions_are_locked_and_a_different_one_is_named(tmp_path):
     reg = Registry()
-    wanted = ["math/arithmetic-l1-v1", "rg/leg_counting-v1"]
+    wanted = ["math/arithmetic-l1-v1", "rg/leg_counting-v2"]
     if not all(d in reg.manifests for d in wanted):
         pytest.fail("the first-party plugins rlhub-math and rlhub-reasoning-gym are not installed")
     lock = mixture_lock({"strategy": "uniform", "domains": wanted}, reg)
     math_libs = lock["domains"]["math/arithmetic-l1-v1"]["libraries"]
-    gym_libs = lock["domains"]["rg/leg_counting-v1"]["libraries"]
+    gym_libs = lock["domains"]["rg/leg_counting-v2"]["libraries"]
     gym = next(d for d in gym_libs if d.replace("_", "-").lower() == "reasoning-gym")
     assert math_libs["math-verify"] == metadata.version("math-verify")
     assert gym_libs[gym] == metadata.version(gym)

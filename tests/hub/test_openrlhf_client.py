@@ -31,8 +31,8 @@ from rlhub.hub.server_process import ServerProcess  # noqa: E402
 from rlhub.hub.server_protocol import LOG_KEYS  # noqa: E402
 
 HARNESS = Path(__file__).with_name("test_openrlhf_harness.py")
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-roman-v1", "instruct/lowercase-v1",
-           "structured/json-schema-l1-v1")
+DOMAINS = ("math/arithmetic-l1-v1", "code/py-roman-v2", "instruct/lowercase-v2",
+           "structured/json-schema-l1-v2")
 
 
 @pytest.fixture(scope="module")

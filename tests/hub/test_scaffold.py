@@ -118,9 +118,9 @@ def test_a_scaffolded_plugin_installs_passes_check_and_round_trips_as_a_trusted_
     name, dest = scaffolded
     checked = run("-m", "rlhub", "check", f"{name}/sum-v1", "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert json.loads(checked.stdout)["results"] == [
-        {"id": f"{name}/sum-v1", "ok": True, "problems": []}
-    ]
+    [result] = json.loads(checked.stdout)["results"]
+    assert (result["id"], result["ok"], result["problems"]) == (f"{name}/sum-v1", True, [])
+    assert result["max_probe_reward"] == 0.0  # no integrity probe earned anything
     own_tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=dest)
     assert own_tests.returncode == 0, own_tests.stdout[-2000:]
     assert "6 passed" in own_tests.stdout

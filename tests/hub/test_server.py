@@ -20,17 +20,18 @@ from rlhub.hub.server_protocol import LOG_KEYS, strip_trailing_tokens
 from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v1", "instruct/lowercase-v1",
-           "structured/json-schema-l1-v1", "agentic/calculator-v1")
+DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v2", "instruct/lowercase-v2",
+           "structured/json-schema-l1-v2", "agentic/calculator-v1")
 MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v1": 1.0,
-                                            "code/py-roman-v1": 1.0}}
+                                            "code/py-roman-v2": 1.0}}
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     mix = tmp_path_factory.mktemp("mix") / "mix.json"
     mix.write_text(json.dumps(MIXTURE))
-    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60))
+    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60,
+                                  allow_domains=DOMAINS))
     with TestClient(app) as c:
         yield c
 
@@ -64,7 +65,7 @@ def test_gold_scores_the_maximum_and_wrong_the_minimum_in_every_domain(client: T
 def test_adversarial_completions_score_below_the_maximum_without_an_error(
         client: TestClient, completion: str) -> None:
     task = registry().get("math/arithmetic-l1-v1").sample(1, seed=2)[0]
-    code = registry().get("code/py-count-v1").sample(1, seed=2)[0]
+    code = registry().get("code/py-count-v2").sample(1, seed=2)[0]
     completion = completion.replace("{{prompt}}", task.prompt_text())
     body = reward(client, [PROMPT + completion] * 2, [label_of(task), label_of(code)])
     assert all(math.isfinite(r) and 0.0 <= r < 1.0 for r in body["rewards"])
@@ -107,7 +108,7 @@ def test_a_body_that_is_not_a_reward_request_is_a_json_400(client: TestClient) -
 
 def test_domains_are_listed_with_their_ranges_and_turns(client: TestClient) -> None:
     rows = {r["id"]: r for r in client.get("/v1/domains").json()["domains"]}
-    assert rows["code/py-roman-v1"]["max_turns"] == 2
+    assert rows["code/py-roman-v2"]["max_turns"] == 2
     assert rows["math/arithmetic-l1-v1"]["reward_range"] == [0.0, 1.0]
 
 
@@ -124,7 +125,7 @@ def test_sampling_a_domain_is_deterministic_and_validated(client: TestClient) ->
 
 def test_an_episode_repairs_and_its_step_rewards_sum_to_the_discounted_return(
         client: TestClient) -> None:
-    task = registry().get("code/py-roman-v1").sample(1, seed=3)[0]
+    task = registry().get("code/py-roman-v2").sample(1, seed=3)[0]
     opened = client.post("/v1/episodes", json={"task": task.to_dict()}).json()
     assert opened["max_turns"] == 2 and opened["observation"] == task.prompt
     path = f"/v1/episodes/{opened['episode_id']}/step"
@@ -149,15 +150,15 @@ def test_an_episode_can_be_opened_by_index_and_closed_early(client: TestClient) 
 
 def test_whole_groups_are_observed_and_malformed_reports_are_refused(client: TestClient) -> None:
     before = client.get("/v1/scheduler/weights").json()["observed_groups"]
-    whole = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v1",
+    whole = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v2",
                                                        "group_rewards": [[1, 1], [0, 1]]})
     assert whole.json() == {"observed_groups": 2, "zero_variance": 1}
     state = client.get("/v1/scheduler/weights").json()
     assert state["observed_groups"] == before + 2
     assert set(state["weights"]) == set(MIXTURE["domains"])
-    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v1", "group_rewards": []})
+    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v2", "group_rewards": []})
     assert bad.status_code == 400 and "expected a domain of the server's mixture" in bad.text
-    nan = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v1",
+    nan = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v2",
                                                      "group_rewards": [[1, "x"]]})
     assert nan.status_code == 400 and "expected 'group_rewards' as a list of lists" in nan.text
 
@@ -178,7 +179,7 @@ def test_requests_beyond_the_admission_limit_wait_instead_of_failing(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """One admitted request at a time, 64 concurrent clients on new connections: all answered."""
     aiohttp = pytest.importorskip("aiohttp", reason="aiohttp is not installed")
-    task = registry().get("code/py-count-v1").sample(1)[0]
+    task = registry().get("code/py-count-v2").sample(1)[0]
     home = tmp_path_factory.mktemp("home")
 
     async def load(url: str) -> list[float]:

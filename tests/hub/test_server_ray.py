@@ -37,7 +37,7 @@ def test_ray_actors_verify_code_and_math_and_hold_episodes(
     home = tmp_path_factory.mktemp("ray_home")
     env = {"HOME": str(home), "RLHUB_HOME": str(home / "rlhub"), "RAY_AUTH_MODE": "disabled"}
     math_task = registry().get("math/arithmetic-l1-v1").sample(1, seed=4)[0]
-    code_task = registry().get("code/py-roman-v1").sample(1, seed=4)[0]
+    code_task = registry().get("code/py-roman-v2").sample(1, seed=4)[0]
     with ServerProcess(["--ray", "local", "--workers", "2", "--ray-threads", "4"], env=env,
                        start_timeout_s=240) as server:
         health = get(server.url + "/health")

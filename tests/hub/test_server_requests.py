@@ -42,7 +42,7 @@ def keyed(client: TestClient, path: str, body: dict[str, Any], key: str) -> Any:
 
 
 def open_episode(client: TestClient, seed: int) -> str:
-    task = registry().get("code/py-roman-v1").sample(1, seed=seed)[0]
+    task = registry().get("code/py-roman-v2").sample(1, seed=seed)[0]
     return str(client.post("/v1/episodes", json={"task": task.to_dict()}).json()["episode_id"])
 
 
@@ -80,7 +80,7 @@ def test_a_lease_key_that_is_not_a_short_string_is_refused(client: TestClient) -
 
 def test_a_retried_step_is_answered_once_even_after_the_episode_closed(
         client: TestClient) -> None:
-    task = registry().get("code/py-roman-v1").sample(1, seed=3)[0]
+    task = registry().get("code/py-roman-v2").sample(1, seed=3)[0]
     episode = open_episode(client, 3)
     path = f"/v1/episodes/{episode}/step"
     wrong = keyed(client, path, {"completion": "def nothing(): pass"}, "ep-1:step:0")

@@ -75,13 +75,13 @@ def test_two_pulled_environments_declaring_one_id_both_lose_it_and_the_error_nam
 
 
 def test_a_pulled_environment_may_not_add_domains_to_an_installed_plugins_namespace(tmp_path):
-    url = publish(tmp_path, "squatter", id="structured/json-object-extra-v1")
+    url = publish(tmp_path, "squatter", id="structured/json-object-extra-v2")
     registry = Registry()
     plugin = registry.plugins["structured"]
     with pytest.raises(HubError) as err:
         pull(url, registry=registry)
     assert str(err.value) == (
-        f"pull {url}: refused: domain structured/json-object-extra-v1 of bundle structured from "
+        f"pull {url}: refused: domain structured/json-object-extra-v2 of bundle structured from "
         f"{url}: its namespace 'structured' belongs to the plugin structured from "
         f"{plugin.distribution}. Nothing was installed."
     )
@@ -90,11 +90,11 @@ def test_a_pulled_environment_may_not_add_domains_to_an_installed_plugins_namesp
 
 def test_a_namespace_squatter_copied_into_envs_by_hand_is_refused_at_discovery(tmp_path):
     domain_file = write_data_domain(tmp_path / "src", dataset="rows.jsonl",
-                                    id="structured/json-object-extra-v1")
+                                    id="structured/json-object-extra-v2")
     target = home() / "envs" / "structured" / "v1"
     shutil.copytree(domain_file.parent, target / "domains")
     registry = Registry()
-    assert "structured/json-object-extra-v1" not in registry.match(["structured/*"])
+    assert "structured/json-object-extra-v2" not in registry.match(["structured/*"])
     assert any(e.cause.endswith("its namespace 'structured' belongs to the plugin structured from "
                                 f"{registry.plugins['structured'].distribution}; a pulled "
                                 "environment may not add domains to it") for e in registry.errors)

@@ -114,7 +114,7 @@ def test_several_samples_are_separate_seeded_requests_aggregated(judge, task, op
     assert verdict.components["judge"] == 1.0
 
 
-def test_pairwise_mode_prefers_the_stronger_answer_and_alternates_positions(judge, task, options):
+def test_pairwise_mode_prefers_the_stronger_answer_judged_in_both_orders(judge, task, options):
     server = judge()
     weak = "Plants use sunlight."
     v = make_verifier("judge", options(server.url, mode="pairwise", samples=2,
@@ -123,11 +123,25 @@ def test_pairwise_mode_prefers_the_stronger_answer_and_alternates_positions(judg
     assert v.check(weak_task, STRONG).components == {"judge": 1.0}
     positions = [section(r["messages"][1]["content"], "response-a") == STRONG
                  for r in server.requests]
-    assert sorted(positions) == [False, True]
+    assert positions == [True, False, True, False]
+    assert [r["seed"] for r in server.requests] == [0, 0, 1, 1]
     assert v.check(weak_task, weak).components == {"judge": 0.5}  # a copy of the reference ties
     lost = v.check(task, "Photosynthesis happens.")
     assert lost.components == {"judge": 0.0} and not lost.passed
     assert lost.feedback.startswith("A grader preferred a reference answer over yours.")
+
+
+def test_a_position_biased_judge_gives_no_win_however_the_completion_is_spaced(judge, task,
+                                                                                 options):
+    server = judge("biased")
+    v = make_verifier("judge", options(server.url, mode="pairwise", cache=False,
+                                       notes="meta.key_points", reference="answer"))
+    weak_task = Task("photo-2", task.domain, task.prompt, answer="Plants use sunlight.",
+                     meta=task.meta)
+    for completion in ("Photosynthesis happens.", "Photosynthesis happens. ",
+                       " Photosynthesis happens.", "Photosynthesis happens.\n\n", STRONG):
+        verdict = v.check(weak_task, completion)
+        assert verdict.components == {"judge": 0.5} and not verdict.passed, completion
 
 
 def test_pairwise_mode_without_a_reference_is_a_recorded_error(judge, options):

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from rlhub.hub.server_process import ServerProcess
+from rlhub.labels import At, label_json
 from rlhub.plugins import Registry
 from rlhub.store import TrajectoryStore
 from rlhub.testing.judge_server import ScriptedJudge, down_url
@@ -119,16 +121,17 @@ def test_rlhub_serve_answers_get_reward_and_verify_with_the_hybrid_judge(served)
     base, judge = served
     reg = _registry()
     tasks = reg.get(DOMAINS[0]).sample(2, split="test", seed=0)
-    labels = [json.dumps({"domain": t.domain, "task": t.to_dict()}) for t in tasks]
+    # a data file's rows keep their own ids, so the labels say where the tasks come from
+    labels = [label_json(t, at=At("test", 0, i)) for i, t in enumerate(tasks)]
     responses = [tasks[0].gold, "Not sure.\nAnswer: argon"]
     body = {"query": [t.prompt + r for t, r in zip(tasks, responses)],
             "prompts": [t.prompt for t in tasks], "labels": labels}
     got = httpx.post(f"{base}/get_reward", json=body, timeout=60).json()
-    assert got["rewards"] == [1.0, pytest.approx(0.1)]
+    assert got["rewards"] == [1.0, 0.0]  # the format alone is a gate, never paid
     assert got["extra_logs"]["passed"] == [1.0, 0.0] and got["extra_logs"]["error"] == [0.0, 0.0]
     assert got["extra_logs"]["format_ok"] == [1.0, 1.0]
     assert judge.judge_calls == 1  # the wrong answer never reached the judge
-    verdict = httpx.post(f"{base}/v1/verify", json={"task": tasks[1].to_dict(),
+    verdict = httpx.post(f"{base}/v1/verify", json={"label": labels[1],
                                                     "completion": tasks[1].gold}, timeout=60).json()
     assert verdict["reward"] == 1.0 and verdict["passed"] and verdict["error"] is None
     assert judge.judge_calls == 2
@@ -141,7 +144,7 @@ def test_rlhub_serve_answers_with_the_minimum_and_an_error_when_the_judge_stops(
     judge.stop()
     task = _registry().get(DOMAINS[0]).sample(1, split="test", seed=0)[0]
     start = time.perf_counter()
-    verdict = httpx.post(f"{base}/v1/verify", json={"task": task.to_dict(),
+    verdict = httpx.post(f"{base}/v1/verify", json={"label": label_json(task, at=At("test", 0, 0)),
                                                     "completion": task.gold}, timeout=60).json()
     assert time.perf_counter() - start < 10
     assert verdict["reward"] == 0.0 and not verdict["passed"]

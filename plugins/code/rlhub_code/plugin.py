@@ -9,9 +9,12 @@ from typing import Any
 from rlhub import hookimpl
 
 DOCKERFILE = str(Path(__file__).with_name("Dockerfile"))
+# v2: exact-only. Another task's program collected 3-27% for the hidden tests it passed by chance
+# (empty inputs, zero counts), so the fraction of tests passed is logged, not paid.
+VERSION = "2.0.0"
 TESTS_REWARD = {"range": [0, 1], "components": {
-    "pass_frac": {"weight": 0.3, "description": "fraction of hidden tests passed"},
-    "all_pass": {"weight": 0.7, "description": "1 when every hidden test passed"}}}
+    "pass_frac": {"weight": 0.0, "description": "fraction of hidden tests passed (logged)"},
+    "all_pass": {"weight": 1.0, "description": "1 when every hidden test passed"}}}
 PYTHON_LIMITS = {"wall_s": 10, "cpu_s": 8, "memory_mb": 512, "processes": 16}
 SHELL_LIMITS = {"wall_s": 5, "cpu_s": 4, "memory_mb": 256, "processes": 32,
                 "output_bytes": 1 << 16}
@@ -57,9 +60,10 @@ REGEX_TASKS = {
 def _manifest(name: str, summary: str, tags: list[str], factory: str, params: dict[str, Any],
               limits: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
-        "id": f"code/{name}-v1", "version": "1.0.0", "summary": summary,
+        "id": f"code/{name}-v{VERSION.split('.')[0]}", "version": VERSION, "summary": summary,
         "license": "Apache-2.0", "tags": ["code", *tags], "size": None,
-        "reward": TESTS_REWARD, "factory": factory, "params": params,
+        "reward": TESTS_REWARD, "scoring": {"kind": "exact"}, "factory": factory,
+        "params": params,
         "sandbox": {"kind": "local", "dockerfile": DOCKERFILE, "limits": limits},
         "turns": {"max_turns": 2, "repair_discount": 0.8}, "verify_timeout_s": 20, **extra,
     }

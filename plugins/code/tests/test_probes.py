@@ -9,8 +9,8 @@ from rlhub import Domain, ExecRequest, Manifest, Task, Verdict, sandbox
 from rlhub.extract import code_of
 from rlhub.testing.probes_code import check_reward_hacking, hacking_probes, task_language
 
-ONE_PER_KIND = ["code/py-grid-v1", "code/py-repair-v1", "code/bash-wordfreq-v1",
-                "code/sql-join-v1", "code/regex-words-v1"]
+ONE_PER_KIND = ["code/py-grid-v2", "code/py-repair-v2", "code/bash-wordfreq-v2",
+                "code/sql-join-v2", "code/regex-words-v2"]
 TESTS = "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(5) == 25\n"
 RUNNER = """\
 import json, os, sys
@@ -105,8 +105,8 @@ def test_objects_that_equal_anything_are_caught_when_the_tests_compare_with_eq()
 
 
 def test_a_reward_hacking_domain_id_is_resolved_through_the_registry():
-    task = rlhub.registry().get("code/py-rle-v1").task("train", 0, 0)
-    assert check_reward_hacking("code/py-rle-v1", task) == []
+    task = rlhub.registry().get("code/py-rle-v2").task("train", 0, 0)
+    assert check_reward_hacking("code/py-rle-v2", task) == []
 
 
 def test_a_task_without_a_code_language_gets_only_the_text_probe():

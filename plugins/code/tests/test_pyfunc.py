@@ -36,7 +36,7 @@ def test_no_constant_function_can_pass_a_family_s_tests(name):
 
 
 def test_the_prompt_names_the_signature_and_shows_two_examples(domain):
-    task = domain("code/py-roman-v1").task("train", 0, 3)
+    task = domain("code/py-roman-v2").task("train", 0, 3)
     assert task.meta["entry_point"] in task.prompt
     assert task.prompt.count(">>> ") == 2
     assert "```python" in task.prompt
@@ -48,7 +48,7 @@ def test_an_unknown_family_lists_the_known_ones():
 
 
 def test_a_wrong_type_fails_even_when_the_value_is_equal(domain):
-    d = domain("code/py-count-v1")
+    d = domain("code/py-count-v2")
     task = d.task("train", 0, 0)
     score = d.verify(task, py("def count_words(words):\n    return float(len(words) > 99)"))
     assert not score.passed
@@ -56,7 +56,7 @@ def test_a_wrong_type_fails_even_when_the_value_is_equal(domain):
 
 
 def test_a_partly_right_solution_earns_partial_credit_with_the_first_failure_as_feedback(domain):
-    d = domain("code/py-dates-v1")
+    d = domain("code/py-dates-v2")
     task = next(t for t in d.sample(20) if t.meta["entry_point"] == "weekday_name")
     wrong = py("import datetime\ndef weekday_name(date):\n"
                "    d = datetime.date.fromisoformat(date)\n"
@@ -68,7 +68,7 @@ def test_a_partly_right_solution_earns_partial_credit_with_the_first_failure_as_
 
 
 def test_a_slow_first_call_fails_every_later_call_instead_of_reading_stale_replies(domain):
-    d = domain("code/py-caesar-v1")
+    d = domain("code/py-caesar-v2")
     task = d.task("train", 0, 0)
     gold = task.gold.split("\n", 1)[1].rsplit("```", 1)[0]
     slow_once = py(gold + "\nimport time\n_first = [True]\n_real = shift_letters\n"

@@ -16,7 +16,7 @@ def py(code: str) -> str:
 
 
 def test_the_planted_bug_fails_the_hidden_tests_and_the_gold_fix_passes(domain):
-    d = domain("code/py-repair-v1")
+    d = domain("code/py-repair-v2")
     for task in d.sample(6):
         assert not d.verify(task, py(task.meta["buggy"])).passed
         assert d.verify(task, task.gold).passed
@@ -24,7 +24,7 @@ def test_the_planted_bug_fails_the_hidden_tests_and_the_gold_fix_passes(domain):
 
 
 def test_the_failure_shown_in_the_prompt_is_the_one_the_verifier_reports(domain):
-    d = domain("code/py-repair-v1")
+    d = domain("code/py-repair-v2")
     task = d.task("train", 0, 4)
     score = d.verify(task, py(task.meta["buggy"]))
     assert task.meta["failure"][:200] in score.feedback
@@ -53,7 +53,7 @@ def test_a_verdict_line_without_the_job_s_nonce_is_ignored():
 
 
 def test_a_candidate_cannot_read_the_harness_stdin_or_memory_through_proc(domain):
-    d = domain("code/py-caesar-v1")
+    d = domain("code/py-caesar-v2")
     task = d.task("train", 0, 0)
     spy = py("import os\nppid = os.getppid()\nfound = []\n"
              "for p in ('fd/0', 'fd/1', 'mem', 'environ'):\n"

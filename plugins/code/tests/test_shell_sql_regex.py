@@ -11,7 +11,7 @@ def block(language: str, code: str) -> str:
 
 
 def test_a_bash_script_that_prints_the_right_output_without_the_final_newline_passes(domain):
-    d = domain("code/bash-csvsum-v1")
+    d = domain("code/bash-csvsum-v2")
     task = d.task("train", 0, 0)
     gold = task.gold.split("\n", 1)[1].rsplit("```", 1)[0]
     score = d.verify(task, block("bash", f"out=$({gold})\nprintf '%s' \"$out\""))
@@ -19,7 +19,7 @@ def test_a_bash_script_that_prints_the_right_output_without_the_final_newline_pa
 
 
 def test_a_bash_script_with_the_right_output_but_a_failing_exit_status_fails(domain):
-    d = domain("code/bash-wordfreq-v1")
+    d = domain("code/bash-wordfreq-v2")
     task = d.task("train", 0, 1)
     gold = task.gold.split("\n", 1)[1].rsplit("```", 1)[0]
     score = d.verify(task, block("bash", gold + "\nexit 3"))
@@ -27,7 +27,7 @@ def test_a_bash_script_with_the_right_output_but_a_failing_exit_status_fails(dom
 
 
 def test_bash_expected_outputs_never_enter_the_sandbox_and_are_never_empty(domain):
-    d = domain("code/bash-logfilter-v1")
+    d = domain("code/bash-logfilter-v2")
     for task in d.sample(10):
         for case in task.meta["cases"]:
             assert case["expected"].strip()
@@ -41,7 +41,7 @@ def test_sql_rows_compare_as_a_multiset_unless_the_order_is_asked_for():
 
 
 def test_a_different_but_equivalent_sql_query_passes(domain):
-    d = domain("code/sql-aggregate-v1")
+    d = domain("code/sql-aggregate-v2")
     task = next(t for t in d.sample(30) if "SUM(budget)" in t.gold)
     score = d.verify(task, block("sql", "SELECT TOTAL(budget), COUNT(id), "
                                         "(SELECT budget FROM projects ORDER BY budget LIMIT 1) "
@@ -50,14 +50,14 @@ def test_a_different_but_equivalent_sql_query_passes(domain):
 
 
 def test_a_query_that_ignores_the_asked_order_fails(domain):
-    d = domain("code/sql-filter-v1")
+    d = domain("code/sql-filter-v2")
     task = next(t for t in d.sample(30) if t.meta["ordered"] and "salary" in t.gold)
     unordered = task.gold.split("\n")[1].replace("ORDER BY salary DESC, name", "ORDER BY name")
     assert not d.verify(task, block("sql", unordered)).passed
 
 
 def test_sql_cannot_write_files_in_the_sandbox_or_on_the_host(domain, tmp_path):
-    d = domain("code/sql-join-v1")
+    d = domain("code/sql-join-v2")
     task = d.task("train", 0, 0)
     target = tmp_path / "stolen.db"
     score = d.verify(task, block("sql", f"VACUUM INTO '{target}'"))
@@ -66,7 +66,7 @@ def test_sql_cannot_write_files_in_the_sandbox_or_on_the_host(domain, tmp_path):
 
 
 def test_sql_feedback_shows_rows_only_for_the_sample_database(domain):
-    d = domain("code/sql-join-v1")
+    d = domain("code/sql-join-v2")
     task = d.task("train", 0, 2)
     score = d.verify(task, block("sql", "SELECT 1, 2, 3 WHERE 0"))
     assert "on the sample database" in score.feedback and "expected [[" in score.feedback
@@ -75,7 +75,7 @@ def test_sql_feedback_shows_rows_only_for_the_sample_database(domain):
 
 
 def test_a_regex_listing_the_shown_examples_fails_the_hidden_ones(domain):
-    d = domain("code/regex-formats-v1")
+    d = domain("code/regex-formats-v2")
     task = d.task("train", 0, 0)
     shown = task.meta["positives"][:6]
     score = d.verify(task, block("regex", "|".join(map(re.escape, shown))))
@@ -83,13 +83,13 @@ def test_a_regex_listing_the_shown_examples_fails_the_hidden_ones(domain):
 
 
 def test_an_invalid_regex_gets_the_compile_error_as_feedback(domain):
-    d = domain("code/regex-words-v1")
+    d = domain("code/regex-words-v2")
     score = d.verify(d.task("train", 0, 0), block("regex", "([a-z]"))
     assert not score.passed and score.feedback.startswith("The pattern does not compile")
 
 
 def test_catastrophic_backtracking_hits_the_wall_clock_and_fails(domain):
-    d = domain("code/regex-formats-v1")
+    d = domain("code/regex-formats-v2")
     task = Task("t", d.id, "", meta={"language": "regex", "positives": ["a" * 40 + "!"],
                                      "negatives": ["b"]})
     score = d.verify(task, block("regex", "(a+)+$"))

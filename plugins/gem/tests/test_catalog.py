@@ -37,6 +37,18 @@ def _default(ta_id: str, name: str) -> object:
     return inspect.signature(cls).parameters[name].default
 
 
+def test_every_domain_a_left_out_reason_points_to_is_registered():
+    import re
+
+    import rlhub
+
+    reg = rlhub.registry()
+    ids = set(reg.ids()) | {row["id"] for row in reg.left_out}
+    named = {m for row in catalog.left_out()
+             for m in re.findall(r"\b(?:rg|textarena)/[\w.-]+-v\d+", row["reason"])}
+    assert named and sorted(named - ids) == []
+
+
 def test_without_gem_llm_the_domains_are_listed_as_left_out_with_the_install_command(monkeypatch):
     monkeypatch.setattr(catalog, "installed", lambda: False)
     assert plugin.rlhub_domains() == []

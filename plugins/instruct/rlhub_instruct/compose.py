@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from rlhub_instruct.constraints import KINDS, Constraint, Context, LengthLimit, Topic
+from rlhub_instruct.constraints import KINDS, Constraint, Content, Context, LengthLimit, Topic
 from rlhub_instruct.draft import Draft
 from rlhub_instruct.request import Request, sample_request
 
@@ -31,7 +31,7 @@ _CONFLICTS: dict[str, set[str]] = {
     "repeat_request": {"keywords_exclude", "no_commas", "starts_with"},
     "sentence_count": {"title", "sections", "bullets", "postscript", "repeat_request"},
 }
-COMBINABLE: tuple[str, ...] = tuple(sorted(k for k in KINDS if k != "topic"))
+COMBINABLE: tuple[str, ...] = tuple(sorted(k for k in KINDS if k not in ("topic", "content")))
 MAX_PAD = 400
 
 
@@ -71,10 +71,11 @@ class Built:
 
 
 def build(rng: random.Random, kinds: list[str]) -> Built:
-    """Sample a request and the constraints ``kinds`` (plus the topic), then the gold."""
+    """Sample a request and the constraints ``kinds`` (plus topic and content), then the gold."""
     request = sample_request(rng)
     ctx = Context(request, rng)
-    constraints = [Topic.sample(ctx)] + [KINDS[kind].sample(ctx) for kind in kinds]
+    constraints = [Topic.sample(ctx), Content.sample(ctx)]
+    constraints += [KINDS[kind].sample(ctx) for kind in kinds]
     draft = Draft.begin(request, rng)
     for constraint in constraints:
         constraint.shape(draft)
@@ -84,7 +85,13 @@ def build(rng: random.Random, kinds: list[str]) -> Built:
 
 def fit_lengths(draft: Draft, constraints: list[Constraint], prompt: str,
                 rng: random.Random) -> None:
-    """Calibrate length limits against the gold skeleton and the prompt, then pad the gold."""
+    """Pad the gold to the content floor, calibrate length limits against it and the prompt,
+    then pad the gold to the limits."""
+    content = [c for c in constraints if isinstance(c, Content)]
+    for _ in range(MAX_PAD):
+        if all(c.failure(draft.render()) is None for c in content):
+            break
+        draft.pad()
     limits = [c for c in constraints if isinstance(c, LengthLimit)]
     for limit in limits:
         measure = type(limit).measure

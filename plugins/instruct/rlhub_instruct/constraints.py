@@ -111,6 +111,43 @@ class Topic(Constraint):
         return None if tx.count_word(text, self.word) else f'the word "{self.word}" never appears'
 
 
+@register
+@dataclass
+class Content(Constraint):
+    """The content requirement every task carries, before any format instruction pays.
+
+    A response must be real writing of some length: at least ``min_words`` words in at least
+    ``min_sentences`` sentences, at least half of its words distinct (no word salad of one
+    repeated word). A one-word or one-line answer that keeps every format rule does not do the
+    task, so it earns nothing (see :func:`rlhub_instruct.domain.content_gate`).
+    """
+
+    kind: ClassVar[str] = "content"
+    label: ClassVar[str] = "content"
+    min_words: int = 40
+    min_sentences: int = 3
+
+    @classmethod
+    def sample(cls, ctx: Context) -> Constraint:
+        return cls(ctx.rng.choice([30, 40, 50]), 3)
+
+    def instruction(self) -> str:
+        return (f"Write at least {self.min_words} words in at least {self.min_sentences} "
+                "sentences.")
+
+    def failure(self, text: str) -> str | None:
+        found = tx.count_words(text)
+        if found < self.min_words:
+            return f"expected at least {self.min_words} words, found {found}"
+        sentences = tx.count_sentences(text)
+        if sentences < self.min_sentences:
+            return f"expected at least {self.min_sentences} sentences, found {sentences}"
+        distinct = tx.count_distinct_words(text)
+        if 2 * distinct < found:
+            return f"only {distinct} of the {found} words are distinct; write real sentences"
+        return None
+
+
 @dataclass
 class LengthLimit(Constraint):
     """At least / at most ``limit`` units; the limit is set by :meth:`calibrate`."""

@@ -2,10 +2,17 @@
 
 Manifest ``params`` choose the constraints: ``{"kinds": ["no_commas"]}`` gives those kinds in
 every task, ``{"combine": 3}`` draws three compatible kinds per task. Every task also carries the
-``topic`` constraint (mention the topic word), so empty, garbage and off-topic text never pass.
+``topic`` constraint (mention the topic word) and the ``content`` constraint (a floor of words
+and sentences, mostly distinct words).
 
-Reward components: ``constraints`` is the fraction of the task's constraints satisfied, and
-``all_ok`` is 1 when every one is; their weights live in the manifest (see ``plugin.py``).
+Content first: a response that misses the topic or the content floor, or that copies one of the
+prompt's instruction sentences instead of following it, earns nothing at all, however many format
+rules it keeps (a one-word lowercase answer keeps "no commas", "all lowercase" and "at most 60
+words"). Only then do the format instructions pay.
+
+Reward components: ``constraints`` is the fraction of the task's constraints satisfied, ``all_ok``
+is 1 when every one is, ``content`` is 1 when the content gate is met (logged); their weights live
+in the manifest (see ``plugin.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from rlhub_instruct.compose import Built, build, failures, pick_kinds
 from rlhub_instruct.constraints import KINDS, Constraint, from_dict
 
 MAX_ATTEMPTS = 20
+GATE = ("topic", "content")  # constraints a response must meet before any other one pays
+MAX_CHARS = 20_000  # characters; every gold is far shorter, and longer text is not measured
 
 
 class InstructDomain(Domain):
@@ -38,7 +47,7 @@ class InstructDomain(Domain):
             broken = failures(built.constraints, built.gold)
             if broken:
                 raise RuntimeError(f"{self.id}: gold completion fails {broken} (generator bug)")
-            if failures(built.constraints, built.prompt):  # an echoed prompt must not pass
+            if content_gate(built.constraints, built.prompt):  # an echoed prompt earns nothing
                 return self._task(built)
         raise RuntimeError(f"{self.id}: {MAX_ATTEMPTS} draws in a row let the echoed prompt pass")
 
@@ -54,10 +63,33 @@ class InstructDomain(Domain):
 
     def check(self, task: Task, completion: str) -> Verdict:
         constraints = constraints_of(task)
+        if len(completion) > MAX_CHARS:
+            return Verdict({"constraints": 0.0, "all_ok": 0.0, "content": 0.0}, False,
+                           f"The response is {len(completion)} characters long; these tasks need "
+                           f"far fewer (at most {MAX_CHARS} are read).")
+        missing = content_gate(constraints, completion)
+        if missing:
+            lines = ["The response does not do the task yet, so no instruction counts:"]
+            lines += [f"- {reason}" for reason in missing]
+            return Verdict({"constraints": 0.0, "all_ok": 0.0, "content": 0.0}, False,
+                           "\n".join(lines))
         failed = failures(constraints, completion)
         ok = not failed
         fraction = 1.0 - len(failed) / len(constraints)
-        return Verdict({"constraints": fraction, "all_ok": float(ok)}, ok, feedback(failed, constraints))
+        return Verdict({"constraints": fraction, "all_ok": float(ok), "content": 1.0}, ok,
+                       feedback(failed, constraints))
+
+
+def content_gate(constraints: list[Constraint], text: str) -> list[str]:
+    """Why ``text`` does not do the task at all (empty when it does; see the module docstring)."""
+    reasons = [f"{c.label}: {reason}. (Instruction: {c.instruction()})"
+               for c, reason in failures([c for c in constraints if c.kind in GATE], text)]
+    folded = text.casefold()
+    copied = [c.instruction() for c in constraints
+              if len(c.instruction().split()) >= 5 and c.instruction().casefold() in folded]
+    if copied:
+        reasons.append(f"the response copies the instruction {copied[0]!r} instead of following it")
+    return reasons
 
 
 def constraints_of(task: Task) -> list[Constraint]:

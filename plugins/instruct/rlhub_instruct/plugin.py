@@ -6,7 +6,9 @@ from typing import Any
 
 from rlhub import hookimpl
 
-VERSION = "1.0.0"
+# v2: every task carries a content requirement that gates every format instruction (v1 paid full
+# reward to a one-word answer on a quarter of the families).
+VERSION = "2.0.0"
 
 # (domain name, constraint kinds, what the response must do)
 FAMILIES: tuple[tuple[str, list[str], str], ...] = (
@@ -33,8 +35,13 @@ FAMILIES: tuple[tuple[str, list[str], str], ...] = (
     ("highlights", ["highlights"], "highlight N *spans* with markdown"),
 )
 
-# Single-family tasks hold two constraints (the topic word and the family), so the fraction is
-# logged only; combination tasks give partial credit for each instruction followed.
+# Single-family tasks hold three constraints (topic, content and the family), so the fraction is
+# logged only; combination tasks give partial credit for each instruction followed, once the
+# response meets the content gate (topic and content).
+SINGLE_SCORING = {"kind": "exact"}
+COMBO_SCORING = {"kind": "partial", "measures": "the fraction of the task's instructions "
+                 "followed, paid only once the response is on the topic and meets the content "
+                 "floor"}
 SINGLE_WEIGHTS = {"constraints": 0.0, "all_ok": 1.0}
 COMBO_WEIGHTS = {"constraints": 0.3, "all_ok": 0.7}
 
@@ -44,19 +51,21 @@ def _reward(weights: dict[str, float]) -> dict[str, Any]:
         "constraints": {"weight": weights["constraints"],
                         "description": "fraction of the task's instructions followed"},
         "all_ok": {"weight": weights["all_ok"], "description": "1 when every instruction is followed"},
+        "content": {"weight": 0.0, "description": "1 when the response meets the content gate"},
     }}
 
 
 def _manifest(name: str, summary: str, tags: list[str], params: dict[str, Any],
-              weights: dict[str, float]) -> dict[str, Any]:
+              weights: dict[str, float], scoring: dict[str, str]) -> dict[str, Any]:
     return {
-        "id": f"instruct/{name}-v1",
+        "id": f"instruct/{name}-v{VERSION.split('.')[0]}",
         "version": VERSION,
         "summary": summary,
         "license": "Apache-2.0",
         "tags": ["instruction-following", "ifeval", *tags],
         "size": None,
         "reward": _reward(weights),
+        "scoring": scoring,
         "factory": "rlhub_instruct.domain:make",
         "params": params,
         "verify_timeout_s": 2,
@@ -67,11 +76,12 @@ def _manifest(name: str, summary: str, tags: list[str], params: dict[str, Any],
 def rlhub_domains() -> list[dict[str, Any]]:
     manifests = [
         _manifest(name, f"Write to a generated request and {what}.", ["single"],
-                  {"kinds": kinds}, SINGLE_WEIGHTS)
+                  {"kinds": kinds}, SINGLE_WEIGHTS, SINGLE_SCORING)
         for name, kinds, what in FAMILIES
     ]
     for n in (2, 3):
         manifests.append(_manifest(
             f"combo{n}", f"Write to a generated request while following {n} compatible "
-            "instruction families at once.", ["combination"], {"combine": n}, COMBO_WEIGHTS))
+            "instruction families at once.", ["combination"], {"combine": n}, COMBO_WEIGHTS,
+            COMBO_SCORING))
     return manifests

@@ -34,6 +34,12 @@ def count_words(text: str) -> int:
     return sum(1 for token in text.split() if has_alnum(token))
 
 
+def count_distinct_words(text: str) -> int:
+    """Distinct words, ignoring case and the punctuation around them."""
+    return len({token.strip(".,;:!?\"'()[]*").casefold() for token in text.split()
+                if has_alnum(token)})
+
+
 def count_sentences(text: str) -> int:
     """Sentence fragments over all lines (see the module docstring)."""
     return sum(1 for line in text.splitlines() for part in _SENTENCE_END.split(line)

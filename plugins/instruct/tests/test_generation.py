@@ -26,7 +26,7 @@ def test_gold_scores_the_maximum_and_the_echoed_prompt_does_not_over_many_seeds(
 
 def test_every_constraint_kind_has_a_single_family_domain():
     covered = {kind for _, kinds, _ in FAMILIES for kind in kinds}
-    assert covered == set(KINDS) - {"topic"}
+    assert covered == set(KINDS) - {"topic", "content"}
 
 
 def test_combinations_hold_the_requested_number_of_pairwise_compatible_kinds():
@@ -37,18 +37,41 @@ def test_combinations_hold_the_requested_number_of_pairwise_compatible_kinds():
 
 
 def test_a_task_carries_the_topic_constraint_and_its_family():
-    task = rlhub.registry().get("instruct/no-commas-v1").task("train", 0, 0)
-    assert [x.kind for x in constraints_of(task)] == ["topic", "no_commas"]
+    task = rlhub.registry().get("instruct/no-commas-v2").task("train", 0, 0)
+    assert [x.kind for x in constraints_of(task)] == ["topic", "content", "no_commas"]
     assert "," in task.prompt  # so an echoed prompt breaks the rule
 
 
 def test_partial_credit_counts_the_instructions_followed_in_combinations():
-    domain = rlhub.registry().get("instruct/combo2-v1")
+    domain = rlhub.registry().get("instruct/combo2-v2")
     task = domain.task("train", 3, 1)
     topic = constraints_of(task)[0].word
-    score = domain.verify(task, f"Something about the {topic}, maybe.")
+    text = f"Something about the {topic}, maybe. " + " ".join(words.FILLERS)
+    score = domain.verify(task, text)
+    assert score.components["content"] == 1
     assert 0 < score.components["constraints"] < 1 and score.components["all_ok"] == 0
     assert score.reward == pytest.approx(0.3 * score.components["constraints"])
+
+
+@pytest.mark.parametrize("domain_id", IDS)
+def test_a_degenerate_response_that_keeps_every_format_rule_earns_nothing(domain_id):
+    domain = rlhub.registry().get(domain_id)
+    task = domain.task("train", 5, 2)
+    topic = constraints_of(task)[0].word
+    for text in (topic, topic.lower(), topic.upper(), f'"{topic}"', f'{{"response": "{topic}"}}',
+                 f"<<{topic}>>\n{topic}", " ".join([topic] * 80) + ".",
+                 re.split(r"(?<=[.!?])\s", task.gold)[0]):
+        score = domain.verify(task, text)
+        assert score.reward == 0 and not score.passed, text
+        assert score.feedback.startswith("The response does not do the task yet")
+
+
+def test_a_response_that_copies_the_instructions_earns_nothing():
+    domain = rlhub.registry().get("instruct/lowercase-v2")
+    task = domain.task("train", 0, 0)
+    score = domain.verify(task, (task.gold + " " + task.prompt_text()).lower())
+    assert score.reward == 0
+    assert "copies the instruction" in score.feedback
 
 
 def _vocabulary(texts):
@@ -71,6 +94,6 @@ def test_gold_filler_never_uses_request_words_or_keywords():
 
 
 def test_sampling_depends_only_on_split_seed_and_index():
-    domain = rlhub.registry().get("instruct/combo3-v1")
+    domain = rlhub.registry().get("instruct/combo3-v2")
     assert domain.task("train", 4, 2) == domain.task("train", 4, 2)
     assert domain.task("train", 4, 2).prompt != domain.task("test", 4, 2).prompt

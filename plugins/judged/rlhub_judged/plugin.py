@@ -13,6 +13,8 @@ from rlhub import hookimpl
 
 PLUGIN_NAME = "judged"
 VERSION = "1.0.0"
+JUDGE_SCORING = {"kind": "partial", "measures": "the judge's grade of the answer against the "
+                 "reference and the key points; unrelated text earns the bottom grade"}
 FACTORY = "rlhub_judged.domains:make"
 
 EXPLAIN_RUBRIC = {
@@ -61,13 +63,14 @@ def _criteria(rubric: dict[str, Any], prefix: str = "judge") -> dict[str, float]
 
 
 def _manifest(name: str, summary: str, tags: list[str], reward: dict[str, float],
-              verifier: dict[str, Any], params: dict[str, Any], size: int | None) -> dict[str, Any]:
+              verifier: dict[str, Any], params: dict[str, Any], size: int | None,
+              scoring: dict[str, str] = JUDGE_SCORING, version: str = VERSION) -> dict[str, Any]:
     described = {"judge": "the judge's normalised score (weighted mean of criteria)",
                  "correct": "the boxed answer is right (gates the judge)",
                  "format": "a boxed answer is present"}
     return {
-        "id": f"judged/{name}-v1",
-        "version": VERSION,
+        "id": f"judged/{name}-v{version.split('.')[0]}",
+        "version": version,
         "summary": summary,
         "license": "Apache-2.0",
         "tags": ["judge", *tags],
@@ -75,6 +78,7 @@ def _manifest(name: str, summary: str, tags: list[str], reward: dict[str, float]
         "determinism": "seeded",
         "reward": {"range": [0, 1], "components": _components(reward, described)},
         "verifier": verifier,
+        "scoring": scoring,
         "verify_timeout_s": 45,
         "factory": FACTORY,
         "params": params,
@@ -85,8 +89,10 @@ def _manifest(name: str, summary: str, tags: list[str], reward: dict[str, float]
 def rlhub_domains() -> list[dict[str, Any]]:
     explain = {"rubric": EXPLAIN_RUBRIC, "reference": "answer", "notes": "meta.key_points"}
     dialogue = {"rubric": DIALOGUE_RUBRIC, "reference": "answer", "notes": "meta.key_points"}
+    # A win must survive swapping positions, and a tie earns nothing: otherwise any fixed,
+    # well-written text collected half the reward against a weak baseline.
     preference = {"rubric": PREFERENCE_RUBRIC, "mode": "pairwise", "reference": "answer",
-                  "notes": "meta.key_points"}
+                  "notes": "meta.key_points", "tie_value": 0.0, "aggregate": "majority"}
     reasoning = {"rubric": REASONING_RUBRIC, "reference": "meta.solution"}
     return [
         _manifest("explain", "Explain a concept to a given audience; graded by an LLM judge "
@@ -100,7 +106,7 @@ def rlhub_domains() -> list[dict[str, Any]]:
         _manifest("preference", "Answer an advice question; an LLM judge compares the answer "
                   "with a baseline answer (pairwise preference).", ["open-ended", "pairwise"],
                   {"judge": 1.0}, {"name": "judge", "options": preference},
-                  {"kind": "preference"}, None),
+                  {"kind": "preference"}, None, {"kind": "exact"}, "2.0.0"),
         _manifest("reasoned-arithmetic", "Solve a word problem with a boxed answer; a correct "
                   "answer gates an LLM judge that grades the explanation.",
                   ["hybrid", "math", "procedural"],
@@ -108,5 +114,7 @@ def rlhub_domains() -> list[dict[str, Any]]:
                   {"name": "composite", "options": {"parts": [
                       {"name": "math", "gate": True},
                       {"name": "judge", "options": reasoning}]}},
-                  {"kind": "reasoned-arithmetic"}, None),
+                  {"kind": "reasoned-arithmetic"}, None,
+                  {"kind": "partial", "measures": "the judge's grade of the explanation, paid "
+                   "only with the right boxed answer"}),
     ]

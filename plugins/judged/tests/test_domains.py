@@ -13,7 +13,7 @@ IDS = [d for d in rlhub.registry().ids() if d.startswith("judged/")]
 
 
 def test_the_plugin_lists_its_domains_and_tags_them_judge():
-    assert IDS == ["judged/dialogue-v1", "judged/explain-v1", "judged/preference-v1",
+    assert IDS == ["judged/dialogue-v1", "judged/explain-v1", "judged/preference-v2",
                    "judged/reasoned-arithmetic-v1"]
     assert all("judge" in rlhub.registry().manifest(d).tags for d in IDS)
 

@@ -30,7 +30,10 @@ from pathlib import Path
 from typing import Any
 
 NAMESPACE = "rg"
-VERSION = "1.0.0"
+# v2: exact-only. reasoning-gym's own partial credit (a superstring's length ratio, numeric
+# closeness, 0.01 for any non-empty answer) was collected by constant and hedged answers.
+VERSION = "2.0.0"
+MAJOR = VERSION.split(".", 1)[0]
 TABLE = "catalog.json"
 PROBE_SEED = 20250101
 FINGERPRINT_ITEMS = 8
@@ -47,7 +50,7 @@ def load() -> dict[str, Any]:
 def manifest(row: dict[str, Any]) -> dict[str, Any]:
     """The rlhub manifest of one table row."""
     return {
-        "id": f"{NAMESPACE}/{row['name']}-v1",
+        "id": f"{NAMESPACE}/{row['name']}-v{MAJOR}",
         "version": VERSION,
         "summary": f"reasoning-gym {row['name']}: {row['summary']}"[:300],
         "license": "Apache-2.0",
@@ -56,15 +59,24 @@ def manifest(row: dict[str, Any]) -> dict[str, Any]:
         "determinism": "seeded" if row["seeded"] else "stochastic",
         "size": None,
         "reward": {"range": [0, 1], "components": {
-            "score": {"weight": 1.0, "range": [0, 1],
-                      "description": "reasoning-gym's own score_answer"},
+            "correct": {"weight": 1.0, "range": [0, 1],
+                        "description": "1 when reasoning-gym's own score_answer gives full marks"},
+            "score": {"weight": 0.0, "range": [0, 1],
+                      "description": "reasoning-gym's own score_answer, logged only"},
             "format": {"weight": 0.0, "range": [0, 1],
                        "description": "1 when the answer is inside <answer></answer> tags"},
         }},
+        "scoring": {"kind": "exact"},
         "factory": "rlhub_reasoning_gym.domain:make",
         "params": {"dataset": row["name"]},
         "verify_timeout_s": 5,
     }
+
+
+def left_out() -> list[dict[str, str]]:
+    """The reasoning-gym datasets the table excludes, each with the id it would have and why."""
+    return [{"id": f"{NAMESPACE}/{name}-v{MAJOR}", "reason": reason, "source": name}
+            for name, reason in sorted(load()["excluded"].items())]
 
 
 def manifests() -> list[dict[str, Any]]:
@@ -156,6 +168,7 @@ def fingerprints(names: list[str], reverse: bool = False) -> dict[str, str]:
 # miss; found by the contract kit's cross-process check.
 KNOWN_STOCHASTIC = {
     "intermediate_integration": "sympy prints some integrals in an order that follows the hash seed",
+    "list_functions": "one of its generators draws odd numbers from the global random module",
 }
 
 

@@ -10,9 +10,12 @@ is generated once and callers never share mutable state.
 
 Scoring. The answer is the last ``<answer>...</answer>`` (else what
 :func:`rlhub.extract.final_answer` finds), cut to ``max_answer_chars``, passed through the
-dataset's guard (``guards.py``) and given to the dataset's own ``score_answer`` with the decoded
-entry. Exceptions from ``score_answer`` count as a wrong answer (some scorers raise on malformed
-input, e.g. prime_factorization on text).
+dataset's guard (``guards.py``: answers a scorer would run as code) and given to the
+dataset's own ``score_answer`` with the decoded entry. Exceptions from ``score_answer`` count as
+a wrong answer (some scorers raise on malformed input, e.g. prime_factorization on text). The
+reward is exact-only (component ``correct``): 1 when reasoning-gym gives full marks, else 0. Its
+own partial credit (a superstring's length ratio, numeric closeness, 0.01 for any non-empty
+answer) is logged as ``score`` and never paid: constant and hedged answers collected it.
 """
 
 from __future__ import annotations
@@ -146,7 +149,7 @@ class ReasoningGymDomain(Domain):
         passed = score >= 1.0
         if not passed and not refused:
             notes.insert(0, f"reasoning-gym scored the answer {score:.3g} out of 1.")
-        components = {"score": score, "format": float(tagged)}
+        components = {"correct": float(passed), "score": score, "format": float(tagged)}
         return Verdict(components, passed, "" if passed else " ".join(notes))
 
     def score(self, task: Task, answer: str) -> float:

@@ -13,3 +13,10 @@ from rlhub_reasoning_gym import catalog
 def rlhub_domains() -> list[dict[str, Any]]:
     """One manifest per scorable reasoning-gym dataset (no reasoning_gym import)."""
     return catalog.manifests()
+
+
+@hookimpl
+def rlhub_left_out() -> list[dict[str, str]]:
+    """The datasets left out (no scorable default config, or a scorer that cannot tell right from
+    wrong), shown by ``rlhub list --all``."""
+    return catalog.left_out()

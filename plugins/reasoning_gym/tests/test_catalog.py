@@ -61,8 +61,8 @@ def test_the_datasets_without_gold_answers_are_marked_so():
 def test_every_manifest_is_valid_and_its_id_keeps_the_dataset_name():
     for raw in catalog.manifests():
         manifest = Manifest.parse(raw, plugin="rg")
-        assert re.fullmatch(r"rg/[A-Za-z0-9][A-Za-z0-9_.+-]*-v1", manifest.id)
-        assert manifest.id == f"rg/{raw['params']['dataset']}-v1"
+        assert re.fullmatch(r"rg/[A-Za-z0-9][A-Za-z0-9_.+-]*-v2", manifest.id)
+        assert manifest.id == f"rg/{raw['params']['dataset']}-v2"
         assert manifest.tags[1] == ROWS[raw["params"]["dataset"]]["category"]
 
 
@@ -80,3 +80,11 @@ def test_the_check_command_reports_agreement():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr[-2000:]
     assert out.stdout.strip().endswith("catalog.json matches the installed reasoning-gym")
+
+
+def test_the_excluded_datasets_are_listed_as_left_out_with_their_reason():
+    import rlhub
+
+    rows = {r["id"]: r for r in rlhub.registry().left_out if r["plugin"] == "rg"}
+    assert sorted(rows) == ["rg/composite-v2", "rg/game_of_life_halting-v2"]
+    assert "cannot tell right from wrong" in rows["rg/game_of_life_halting-v2"]["reason"]

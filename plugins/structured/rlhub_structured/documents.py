@@ -8,8 +8,10 @@
 * ``csv-generate``: invent N rows under per-column rules (sequential ids, enums, bounded
   decimals, ISO dates inside a year).
 
-YAML is read with ``yaml.safe_load`` and compared with the expected tree along the expected paths
-only (aliases cannot blow up the walk); CSV with the ``csv`` module. The last fenced block
+YAML is read with ``yaml.safe_load`` once its node graph is known to be small: anchors and
+aliases are counted as they would expand, and a document past :data:`MAX_NODES` (a "billion
+laughs" of a few hundred bytes) is refused before anything walks, compares or prints it. CSV is
+read with the ``csv`` module. The last fenced block
 (```yaml / ```csv) is used when there is one, else the whole completion.
 """
 
@@ -29,6 +31,7 @@ from rlhub_structured.verifiers import dotted, resolve, same
 
 Path = list[str | int]
 MAX_DOCUMENT = 20_000  # characters; every expected document is well under 2 kB
+MAX_NODES = 5_000  # YAML nodes once aliases are expanded; expected documents have under 100
 
 TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean",
               list: "list", dict: "mapping", type(None): "null"}
@@ -120,9 +123,44 @@ def parse_yaml(completion: str) -> tuple[Any, str | None]:
         return None, f"the YAML is {len(text)} characters long; these documents need far fewer"
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
+        nodes = expanded_nodes(yaml.compose(text, Loader=loader), MAX_NODES)
+        if nodes > MAX_NODES:
+            return None, (f"the YAML expands to more than {MAX_NODES} values through its anchors "
+                          "and aliases; write the document out plainly")
         return yaml.load(text, Loader=loader), None  # noqa: S506 - a safe loader
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         return None, f"not valid YAML: {str(exc)[:200]}"
+
+
+def expanded_nodes(root: Any, limit: int) -> int:
+    """How many nodes the YAML node graph ``root`` has with every alias expanded (up to past
+    ``limit``; a node that contains itself counts as past it). Shared nodes are sized once."""
+    import yaml
+
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)] if root is not None else []
+    while stack:
+        node, done = stack.pop()
+        children = _children(node, yaml)
+        if done:
+            open_nodes.discard(id(node))
+            size[id(node)] = min(limit + 1, 1 + sum(size[id(c)] for c in children))
+        elif id(node) in open_nodes:
+            return limit + 1  # a recursive alias
+        elif id(node) not in size:
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack += [(c, False) for c in children if id(c) not in size]
+    return size.get(id(root), 0)
+
+
+def _children(node: Any, yaml: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 class YamlDomain(Domain):
@@ -164,8 +202,11 @@ class YamlDomain(Domain):
 
 def parse_csv(completion: str) -> tuple[list[list[str]], str | None]:
     """Non-blank rows with stripped cells, or ``([], reason)``."""
+    text = code_of(completion, ("csv",)).strip()
+    if len(text) > MAX_DOCUMENT:
+        return [], f"the CSV is {len(text)} characters long; these documents need far fewer"
     try:
-        reader = csv.reader(io.StringIO(code_of(completion, ("csv",)).strip()))
+        reader = csv.reader(io.StringIO(text))
         return [[c.strip() for c in row] for row in reader if any(c.strip() for c in row)], None
     except csv.Error as exc:
         return [], f"not valid CSV: {exc}"

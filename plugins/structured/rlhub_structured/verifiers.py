@@ -5,8 +5,10 @@ completion's JSON (last ```json block, or the whole text) must validate against
 ``task.answer["schema"]``, and every ``{"path": [...], "value": ...}`` in ``task.answer["values"]``
 must be found at its path with an equal value of the same JSON type (``true`` is not ``1``).
 
-Components: ``valid_json`` (it parses), ``schema_ok`` (it validates) and ``values`` (the fraction
-of stated values found). Registered by this plugin under the name ``json-schema-values``, so data
+Components: ``valid_json`` (it parses), ``schema_ok`` (it validates), ``values`` (the fraction
+of stated values found) and ``exact`` (1 when it validates and holds every stated value; weight
+only this one for exact-only scoring: an object that merely validates says nothing). Registered
+by this plugin under the name ``json-schema-values``, so data
 files and other plugins can name it too.
 """
 
@@ -81,12 +83,13 @@ class JsonSchemaValues(JsonSchema):
         base = super().check(dataclasses.replace(task, answer=answer["schema"]), completion)
         stated = answer.get("values", [])
         if not base.components["valid_json"]:
-            return Verdict({**base.components, "values": 0.0}, False, base.feedback)
+            return Verdict({**base.components, "values": 0.0, "exact": 0.0}, False, base.feedback)
         instance = parse_json_answer(completion)
         wrong = [p for item in stated if (p := value_problem(instance, item)) is not None]
         fraction = 1.0 - len(wrong) / len(stated) if stated else 1.0
         lines = [base.feedback] if base.feedback else []
         if wrong:
             lines.append("Stated values not found:\n" + "\n".join(f"- {w}" for w in wrong))
-        return Verdict({**base.components, "values": fraction}, base.passed and not wrong,
+        ok = base.passed and not wrong
+        return Verdict({**base.components, "values": fraction, "exact": float(ok)}, ok,
                        "\n".join(lines))

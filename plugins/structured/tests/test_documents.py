@@ -11,12 +11,12 @@ from rlhub_structured.tables import ColumnRule
 
 
 def yaml_task(tree):
-    return Task("t", "structured/yaml-config-v1", "p", answer=tree)
+    return Task("t", "structured/yaml-config-v2", "p", answer=tree)
 
 
 @pytest.fixture(scope="module")
 def yaml_domain():
-    return rlhub.registry().get("structured/yaml-config-v1")
+    return rlhub.registry().get("structured/yaml-config-v2")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_an_extra_key_keeps_the_field_credit_but_fails_exactness(yaml_domain):
 
 
 def test_nested_yaml_reports_a_missing_key_inside_a_list_item():
-    domain = rlhub.registry().get("structured/yaml-nested-v1")
+    domain = rlhub.registry().get("structured/yaml-nested-v2")
     task = yaml_task({"users": [{"name": "a", "role": "dev"}, {"name": "b", "role": "ops"}]})
     score = domain.verify(task, "users:\n- {name: a, role: dev}\n- {name: b}\n")
     assert not score.passed and "users[1].role: missing key" in score.feedback
@@ -57,6 +57,21 @@ def test_a_yaml_alias_bomb_is_rejected_quickly_without_raising(yaml_domain):
     started = time.perf_counter()
     score = yaml_domain.verify(yaml_task({"a": 1}), bomb)
     assert score.error is None and not score.passed and time.perf_counter() - started < 1.0
+
+
+def test_a_yaml_bomb_under_an_expected_key_is_refused_before_anything_expands_it(yaml_domain):
+    from rlhub.testing.probes_oversized import BILLION_LAUGHS
+
+    started = time.perf_counter()
+    score = yaml_domain.verify(yaml_task({"laughs": "text"}), f"```yaml\n{BILLION_LAUGHS}\n```")
+    assert time.perf_counter() - started < 5.0  # expanding it would take minutes and gigabytes
+    assert score.reward == 0 and score.failure == "answer"
+    assert "expands to more than 5000 values through its anchors and aliases" in score.feedback
+
+
+def test_a_yaml_document_that_contains_itself_is_refused(yaml_domain):
+    score = yaml_domain.verify(yaml_task({"a": [1]}), "a: &x [1, *x]\n")
+    assert score.reward == 0 and "anchors and aliases" in score.feedback
 
 
 def records_task(header, cells):

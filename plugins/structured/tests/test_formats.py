@@ -14,7 +14,7 @@ FORMATS = ["date", "timestamp", "phone", "semver", "identifier", "duration"]
 
 @pytest.mark.parametrize("name", FORMATS)
 def test_gold_scores_the_maximum_and_variants_score_by_what_they_get_right(name):
-    domain = rlhub.registry().get(f"structured/format-{name}-v1")
+    domain = rlhub.registry().get(f"structured/format-{name}-v2")
     for seed in range(40):
         task = domain.task("train", seed, 1)
         assert domain.verify(task, task.gold).reward == 1.0
@@ -24,14 +24,25 @@ def test_gold_scores_the_maximum_and_variants_score_by_what_they_get_right(name)
         assert wrong.reward == 0.0 and "not in the format" in wrong.feedback
 
 
-def test_a_well_formed_but_wrong_value_earns_only_the_format_credit():
-    domain = rlhub.registry().get("structured/format-date-v1")
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_bare_pattern_with_the_wrong_value_earns_nothing(name):
+    domain = rlhub.registry().get(f"structured/format-{name}-v2")
+    task = domain.task("train", 0, 0)
+    others = [domain.task("train", 1, i).gold for i in range(8)]
+    other = next(g for g in others if g != task.gold and re.fullmatch(task.answer["pattern"], g))
+    score = domain.verify(task, other)
+    assert score.reward == 0.0 and not score.passed
+    assert score.components == {"format": 1.0, "correct": 0.0}  # logged, never paid
+
+
+def test_a_well_formed_but_wrong_value_is_told_it_has_the_right_format():
+    domain = rlhub.registry().get("structured/format-date-v2")
     task = domain.task("train", 0, 0)
     digits = [c for c in task.gold if c.isdigit()]
     other = "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in task.gold)
     assert digits
     score = domain.verify(task, other)
-    assert score.components == {"format": 1.0, "correct": 0.0}
+    assert score.components == {"format": 1.0, "correct": 0.0} and score.reward == 0.0
     assert "right format but is not the requested value" in score.feedback
 
 
@@ -70,7 +81,7 @@ def test_small_helpers_spell_ordinals_and_offsets():
 
 
 def test_utc_timestamps_denote_the_same_instant_as_the_local_time_in_the_prompt():
-    domain = rlhub.registry().get("structured/format-timestamp-v1")
+    domain = rlhub.registry().get("structured/format-timestamp-v2")
     for seed in range(60):
         task = domain.task("train", seed, 0)
         assert re.fullmatch(ISO_INSTANT, task.gold)

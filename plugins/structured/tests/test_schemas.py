@@ -45,7 +45,7 @@ def test_level_two_has_optional_fields_and_the_gold_leaves_out_the_unstated_one(
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
 def test_golds_score_the_maximum_and_echoes_do_not_over_many_seeds(level):
-    domain = rlhub.registry().get(f"structured/json-schema-l{level}-v1")
+    domain = rlhub.registry().get(f"structured/json-schema-l{level}-v2")
     for seed in range(30):
         task = domain.task("train", seed, seed)
         assert domain.verify(task, task.gold).reward == 1.0
@@ -57,19 +57,39 @@ def _gold_object(task):
 
 
 def test_an_invented_field_passes_when_it_matches_the_pattern_and_fails_when_it_does_not():
-    domain = rlhub.registry().get("structured/json-schema-l4-v1")
+    domain = rlhub.registry().get("structured/json-schema-l4-v2")
     task = domain.task("train", 0, 0)
     obj = _gold_object(task)
     free = next(k for k, s in task.answer["schema"]["properties"].items() if "pattern" in s)
     obj[free] = obj[free][::-1] + "x"
     score = domain.verify(task, json.dumps(obj))
-    assert score.reward == 0.5 and free in score.feedback
+    assert score.reward == 0.0 and free in score.feedback
 
 
 def test_a_oneof_contact_with_both_variants_mixed_fails_the_schema():
-    domain = rlhub.registry().get("structured/json-schema-l5-v1")
+    domain = rlhub.registry().get("structured/json-schema-l5-v2")
     task = domain.task("train", 0, 2)
     obj = _gold_object(task)
     obj["contact"]["number" if "address" in obj["contact"] else "address"] = "x"
     score = domain.verify(task, json.dumps(obj))
     assert score.components["schema_ok"] == 0.0 and score.components["values"] == 1.0
+
+
+def _placeholder(value):
+    if isinstance(value, dict):
+        return {k: _placeholder(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_placeholder(v) for v in value]
+    if isinstance(value, bool):
+        return False
+    return 0 if isinstance(value, (int, float)) else "x"
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
+def test_a_placeholder_object_that_only_validates_earns_nothing(level):
+    domain = rlhub.registry().get(f"structured/json-schema-l{level}-v2")
+    for index in range(10):
+        task = domain.task("train", 2, index)
+        score = domain.verify(task, json.dumps(_placeholder(_gold_object(task))))
+        assert score.reward == 0.0 and not score.passed
+        assert score.components["values"] < 1.0  # logged: the stated values are missing

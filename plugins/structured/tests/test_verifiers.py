@@ -21,7 +21,7 @@ def verify(completion):
 def test_the_verifier_is_registered_by_name_and_passes_a_correct_fenced_answer():
     verdict = verify('Here:\n```json\n{"n": 3, "ok": true, "tags": ["a", "b"]}\n```')
     assert verdict.passed and verdict.components == {"valid_json": 1.0, "schema_ok": 1.0,
-                                                     "values": 1.0}
+                                                     "values": 1.0, "exact": 1.0}
 
 
 def test_a_valid_object_with_a_wrong_value_fails_and_names_the_path():

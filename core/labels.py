@@ -1,0 +1,220 @@
+"""Labels: the task a reward request names, and how a reward server knows it is genuine.
+
+A label is ``{"domain": ID, "task": Task.to_dict(), "at": {split, seed, index}, "sig": ...}``,
+sent as an object or as its JSON string (what ``rlhub export`` writes). The task inside carries
+its own gold answer and tests, so a server that verified whatever a label says would pay 1.0 to
+any client that sends its own answer. :class:`LabelGate` is the server's label path; it trusts
+only what it can re-derive or has signed:
+
+* a label with ``sig`` must carry an HMAC-SHA256 of its domain and task made with the server's
+  key (:func:`sign`; ``rlhub export --label-key-file`` and the server's own ``/v1/sample`` make
+  them), else it is forged;
+* an unsigned label is regenerated: the domain's task at the label's coordinates (``at``, or
+  the ``domain:split:seed:index`` task id the domain gave it) must equal the label's task,
+  field for field, else it is forged; the regenerated task is the one verified. A stochastic
+  domain cannot be regenerated, so its labels must be signed;
+* a label for a domain outside the served set is refused.
+
+Refusals raise :class:`rlhub.errors.LabelError` (failure class ``label``); the server answers
+them with the domain's minimum reward, never an HTTP error.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from rlhub.errors import DomainNotFound, LabelError
+from rlhub.task import Task
+
+SIG_PREFIX = "hmac-sha256:"
+KEY_ENV = "RLHUB_LABEL_KEY"
+
+
+@dataclass(frozen=True)
+class At:
+    """Where a task comes from: ``domain.task(split, seed, index)``."""
+
+    split: str
+    seed: int
+    index: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"split": self.split, "seed": self.seed, "index": self.index}
+
+
+def canonical(value: Any) -> bytes:
+    """Sorted-key compact JSON of ``value`` as it looks after a trip through JSON."""
+    plain = json.loads(json.dumps(value, default=str))
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def sign(domain: str, task: dict[str, Any], key: bytes) -> str:
+    """The signature of a (domain, task dict) pair under ``key``."""
+    digest = hmac.new(key, canonical({"domain": domain, "task": task}), hashlib.sha256)
+    return SIG_PREFIX + digest.hexdigest()
+
+
+def make_label(task: Task, *, at: At | None = None, key: bytes | None = None) -> dict[str, Any]:
+    """The label of ``task``: coordinates when known, a signature when a key is given."""
+    label: dict[str, Any] = {"domain": task.domain, "task": task.to_dict()}
+    if at is not None:
+        label["at"] = at.to_dict()
+    if key is not None:
+        label["sig"] = sign(task.domain, label["task"], key)
+    return label
+
+
+def label_json(task: Task, *, at: At | None = None, key: bytes | None = None) -> str:
+    """:func:`make_label` as the JSON string an OpenRLHF dataset column holds."""
+    return json.dumps(make_label(task, at=at, key=key), ensure_ascii=False, sort_keys=True)
+
+
+def load_key(path: str | os.PathLike[str] | None = None) -> bytes | None:
+    """The label key from ``path`` (its bytes, stripped) or ``$RLHUB_LABEL_KEY``; else None."""
+    if path is not None:
+        with open(path, "rb") as fh:
+            key = fh.read().strip()
+        if len(key) < 16:
+            raise LabelError(f"label key file {path}: expected at least 16 bytes of secret, "
+                             f"found {len(key)}")
+        return key
+    value = os.environ.get(KEY_ENV, "").strip()
+    return value.encode() if value else None
+
+
+def new_key() -> bytes:
+    """A fresh random key (what a server without a configured key signs its own labels with)."""
+    return secrets.token_hex(32).encode()
+
+
+def parse(label: Any) -> tuple[str, Task, At | None, str | None]:
+    """``(domain, task, at, sig)`` of a label object or JSON string; raise :class:`LabelError`."""
+    if isinstance(label, str):
+        try:
+            label = json.loads(label)
+        except (ValueError, RecursionError) as exc:
+            raise LabelError(f"label: expected a JSON object string, found invalid JSON "
+                             f"({str(exc)[:200]})") from None
+    if not isinstance(label, dict):
+        raise LabelError(f"label: expected an object with 'domain' and 'task', found "
+                         f"{type(label).__name__}")
+    task = _task(label.get("task"))
+    domain = label.get("domain", task.domain)
+    if domain != task.domain:
+        raise LabelError(f"label: 'domain' is {domain!r} but the task belongs to {task.domain!r}")
+    sig = label.get("sig")
+    if sig is not None and not isinstance(sig, str):
+        raise LabelError(f"label: expected 'sig' to be a string, found {type(sig).__name__}")
+    return str(domain), task, _at(label.get("at")), sig
+
+
+def _task(data: Any) -> Task:
+    if not isinstance(data, dict):
+        raise LabelError("label: expected 'task' to be an object (Task.to_dict()), found "
+                         f"{type(data).__name__}")
+    try:
+        task = Task.from_dict(data)
+    except (TypeError, ValueError) as exc:
+        raise LabelError(f"label: {exc}") from None
+    if not isinstance(task.domain, str) or not isinstance(task.id, str):
+        raise LabelError("label: expected the task's 'id' and 'domain' to be strings")
+    return task
+
+
+def _at(data: Any) -> At | None:
+    if data is None:
+        return None
+    try:
+        split, seed, index = data["split"], data["seed"], data["index"]
+    except (KeyError, TypeError):
+        raise LabelError(f"label: expected 'at' as {{split, seed, index}}, found {data!r}"[:300]) \
+            from None
+    if not isinstance(split, str) or not all(type(v) is int for v in (seed, index)):
+        raise LabelError("label: expected 'at' to hold a string split and integer seed and index")
+    return At(split, seed, index)
+
+
+def at_from_id(task: Task) -> At | None:
+    """The coordinates in a ``domain:split:seed:index`` task id (:func:`rlhub.task.task_id`)."""
+    head = f"{task.domain}:"
+    if not task.id.startswith(head):
+        return None
+    parts = task.id[len(head):].split(":")
+    if len(parts) != 3 or not all(p.lstrip("-").isdigit() for p in parts[1:]):
+        return None
+    return At(parts[0], int(parts[1]), int(parts[2]))
+
+
+class LabelGate:
+    """The reward server's label path (see the module docstring).
+
+    ``registry`` builds domains; ``key`` checks signatures (None: signed labels are refused);
+    ``domains`` is the served set (None: every registered domain).
+    """
+
+    def __init__(self, registry: Any, *, key: bytes | None,
+                 domains: Collection[str] | None = None, cache_size: int = 8192):
+        self.registry = registry
+        self.key = key
+        self.domains = None if domains is None else frozenset(domains)
+        self._regenerate = functools.lru_cache(maxsize=cache_size)(self._regenerate_uncached)
+
+    def open(self, label: Any) -> Task:
+        """The task to verify for ``label``; raises :class:`LabelError` when it is refused."""
+        try:
+            domain, task, at, sig = parse(label)
+            self.admit(domain)
+            if sig is not None:
+                return self._signed(domain, task, sig)
+            return self._regenerated(domain, task, at or at_from_id(task))
+        except (RecursionError, ValueError, TypeError) as exc:
+            raise LabelError(f"label: not a well-formed task ({type(exc).__name__}: "
+                             f"{str(exc)[:200]})") from None
+
+    def admit(self, domain: str) -> None:
+        """Refuse a domain that is not registered or not served."""
+        if self.domains is not None and domain not in self.domains:
+            raise LabelError(f"label: domain {domain!r} is not served here ({len(self.domains)} "
+                             "domains are); the operator can add it with --allow-domain")
+        try:
+            self.registry.manifest(domain)
+        except DomainNotFound:
+            raise LabelError(f"label: unknown domain {domain!r}") from None
+
+    def _signed(self, domain: str, task: Task, sig: str) -> Task:
+        if self.key is None:
+            raise LabelError("label: signed, but this server holds no label key to check it "
+                             f"(set {KEY_ENV} or --label-key-file)")
+        if not hmac.compare_digest(sig, sign(domain, task.to_dict(), self.key)):
+            raise LabelError("label: forged: the signature does not match the label's task")
+        return task
+
+    def _regenerated(self, domain: str, task: Task, at: At | None) -> Task:
+        if at is None:
+            raise LabelError("label: unsigned and without coordinates ('at' or a "
+                             "domain:split:seed:index task id), so the task cannot be re-derived")
+        if self.registry.manifest(domain).data["determinism"] != "seeded":
+            raise LabelError(f"label: domain {domain!r} is stochastic, so its tasks cannot be "
+                             "re-derived; its labels must be signed (rlhub export "
+                             "--label-key-file)")
+        digest, regenerated = self._regenerate(domain, at)
+        if digest != hashlib.sha256(canonical(task.to_dict())).hexdigest():
+            raise LabelError(f"label: forged: the task differs from the one {domain} generates at "
+                             f"(split {at.split!r}, seed {at.seed}, index {at.index})")
+        return Task.from_dict(json.loads(regenerated))
+
+    def _regenerate_uncached(self, domain: str, at: At) -> tuple[str, bytes]:
+        try:
+            task = self.registry.get(domain).task(at.split, at.seed, at.index)
+        except (ValueError, IndexError, KeyError) as exc:
+            raise LabelError(f"label: {domain} has no task at {at.to_dict()}: {exc}") from None
+        blob = canonical(task.to_dict())
+        return hashlib.sha256(blob).hexdigest(), blob

@@ -1,0 +1,129 @@
+"""What ``rlhub serve`` refuses before any work starts, and how one bad sample stays alone.
+
+* :func:`read_body`: the request body is read as a stream and refused with 413 the moment it
+  passes ``max_body_bytes`` (a chunked body, which has no Content-Length, is never buffered
+  whole); JSON nested deeper than the decoder allows is a 400, not a 500.
+* :func:`check_items`: a request may carry at most ``max_items`` samples (413 naming the limit
+  and what to do), so a million-item request cannot occupy the event loop.
+* :func:`isolated`: one sample's crash (a label nested 100,000 deep, a bug) becomes that sample's
+  failure outcome; the other samples of the request keep their rewards.
+* :func:`label_refused`: a refused label becomes the domain's minimum reward with failure class
+  ``label`` (never an HTTP error: OpenRLHF drops failed reward requests and crashes later).
+* :func:`exit_past_stuck_threads`: after shutdown, a verifier thread stuck in C code must not
+  keep the process alive (the interpreter joins every thread at exit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from rlhub import labels
+from rlhub.errors import LabelError
+from rlhub.failures import of_exception
+from rlhub.hub.server_protocol import Outcome, outcome_from_score
+
+
+class RequestRefused(Exception):
+    """A request refused as a whole: answered with ``status`` and ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+async def read_raw(request: Any, max_bytes: int) -> bytes:
+    """The request's body, read as a stream and refused past ``max_bytes``; kept on the request,
+    so the idempotency log and the endpoint read it once."""
+    cached = getattr(request.state, "raw_body", None)
+    if cached is not None:
+        return bytes(cached)
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > max_bytes:
+        raise RequestRefused(413, f"expected a body of at most {max_bytes} bytes, found "
+                                  f"{declared} (Content-Length)")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise RequestRefused(413, f"expected a body of at most {max_bytes} bytes, found "
+                                      "more; send smaller requests")
+        chunks.append(chunk)
+    request.state.raw_body = raw = b"".join(chunks)
+    return raw
+
+
+async def read_body(request: Any, max_bytes: int) -> Any:
+    """The request's JSON object (see :func:`read_raw` and :func:`parse_json_object`)."""
+    return parse_json_object(await read_raw(request, max_bytes))
+
+
+def parse_json_object(raw: bytes) -> dict[str, Any]:
+    """A JSON object body; 400 for invalid JSON, deep nesting or another JSON type."""
+    try:
+        body = json.loads(raw or b"{}")
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise RequestRefused(400, f"expected a JSON body, found invalid JSON ({reason})") from None
+    if not isinstance(body, dict):
+        raise RequestRefused(400, f"expected a JSON object body, found {type(body).__name__}")
+    return body
+
+
+def check_items(count: int, max_items: int) -> None:
+    """413 when a request carries more than ``max_items`` samples."""
+    if count > max_items:
+        raise RequestRefused(413, f"expected at most {max_items} items per request, found "
+                                  f"{count}; split the batch (or raise --max-items)")
+
+
+async def isolated(work: Awaitable[Outcome], reward: float) -> Outcome:
+    """``await work``; any exception becomes this sample's failure outcome at ``reward``."""
+    try:
+        return await work
+    except Exception as exc:  # noqa: BLE001 - one sample's crash must not cost the batch
+        return Outcome.failure(reward, f"{type(exc).__name__}: {str(exc)[:500]}",
+                               of_exception(exc))
+
+
+def refusal_score(reward_range: tuple[float, float], components: dict[str, Any],
+                  error: str) -> dict[str, Any]:
+    """The score dict of a refused label: the minimum, every component 0, class ``label``."""
+    return {"reward": reward_range[0], "components": dict.fromkeys(components, 0.0),
+            "passed": False, "feedback": "", "error": error, "exec": None, "failure": "label"}
+
+
+def label_refused(manifest: Any | None, error: str) -> Outcome:
+    """The outcome of a refused label (see the module docstring)."""
+    if manifest is None:
+        return Outcome.failure(0.0, error, "label")
+    score = refusal_score(manifest.reward_range, manifest.components, error)
+    return outcome_from_score(score, manifest.reward_range, 0.0)
+
+
+def claimed_domain(label: Any) -> str | None:
+    """The domain a label names, when it can be read at all (for metrics and refusals)."""
+    try:
+        return labels.parse(label)[0]
+    except (LabelError, RecursionError):
+        return None
+
+
+def exit_past_stuck_threads(grace_s: float) -> None:
+    """Exit now if verification threads outlive ``grace_s``: the interpreter would wait for
+    every one of them at exit, and a verifier stuck in C code would keep a stopped server alive."""
+    deadline = time.monotonic() + grace_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
+           if t is not threading.current_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

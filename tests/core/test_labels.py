@@ -1,0 +1,145 @@
+"""Labels: a reward server verifies only tasks it can re-derive or has signed."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+import toyplug
+
+from rlhub import LabelError, Task, hookimpl
+from rlhub.labels import At, LabelGate, at_from_id, label_json, load_key, make_label, sign
+
+KEY = b"0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture
+def reg(rlhub_hub):
+    return rlhub_hub(plugins=[toyplug])
+
+
+@pytest.fixture
+def gate(reg):
+    return LabelGate(reg, key=KEY)
+
+
+def genuine(reg, index=0):
+    return reg.get("toy/reverse-v1").task("train", 0, index)
+
+
+def refused(gate, label) -> str:
+    with pytest.raises(LabelError) as exc:
+        gate.open(label)
+    return str(exc.value)
+
+
+def test_a_genuine_label_is_accepted_from_its_task_id_or_its_coordinates(reg, gate):
+    task = genuine(reg, 3)
+    assert gate.open(make_label(task)) == task
+    assert gate.open(label_json(task, at=At("train", 0, 3))) == task
+    renamed = Task.from_dict({**task.to_dict(), "id": "custom"})
+    assert at_from_id(renamed) is None
+    assert refused(gate, make_label(renamed, at=At("train", 0, 3))).startswith(
+        "label: forged: the task differs")
+
+
+def test_a_label_carrying_its_own_answer_is_refused_as_forged(reg, gate):
+    task, other = genuine(reg, 0), genuine(reg, 1)
+    forged = Task.from_dict({**task.to_dict(), "answer": other.answer, "gold": other.gold})
+    assert refused(gate, make_label(forged)) == (
+        "label: forged: the task differs from the one toy/reverse-v1 generates at (split 'train', "
+        "seed 0, index 0)")
+    extra = Task.from_dict({**task.to_dict(), "meta": {"tests": "assert True"}})
+    assert "forged" in refused(gate, make_label(extra))
+
+
+def test_signatures_are_checked_with_the_servers_key(reg, gate):
+    task = genuine(reg)
+    forged = Task.from_dict({**task.to_dict(), "answer": "x"})
+    assert gate.open(make_label(forged, key=KEY)).answer == "x"  # the key holder vouched for it
+    assert refused(gate, make_label(forged, key=b"another key, not the server's")) == (
+        "label: forged: the signature does not match the label's task")
+    copied = make_label(forged)
+    copied["sig"] = make_label(task, key=KEY)["sig"]
+    assert "signature does not match" in refused(gate, copied)
+    keyless = LabelGate(gate.registry, key=None)
+    assert "holds no label key" in refused(keyless, make_label(task, key=KEY))
+
+
+def test_a_signature_covers_the_task_as_it_looks_after_json(reg):
+    task = genuine(reg)
+    label = make_label(task, key=KEY)
+    again = json.loads(json.dumps(label))
+    assert sign(again["domain"], again["task"], KEY) == label["sig"]
+
+
+def test_an_unsigned_label_without_coordinates_cannot_be_rederived(reg, gate):
+    task = Task.from_dict({**genuine(reg).to_dict(), "id": "my-own-task"})
+    assert refused(gate, make_label(task)) == (
+        "label: unsigned and without coordinates ('at' or a domain:split:seed:index task id), "
+        "so the task cannot be re-derived")
+
+
+def test_a_stochastic_domains_labels_must_be_signed(rlhub_hub):
+    plugin = types.ModuleType("dice")
+    plugin.PLUGIN_NAME = "dice"
+    plugin.rlhub_domains = hookimpl(lambda: [{
+        **toyplug.manifest("rolls", determinism="stochastic"), "id": "dice/rolls-v1"}])
+    reg = rlhub_hub(plugins=[plugin])
+    task = reg.get("dice/rolls-v1").task("train", 0, 0)
+    gate = LabelGate(reg, key=KEY)
+    assert "is stochastic" in refused(gate, make_label(task))
+    assert gate.open(make_label(task, key=KEY)) == task
+
+
+def test_domains_outside_the_served_set_are_refused(reg):
+    gate = LabelGate(reg, key=KEY, domains={"toy/copy-v1"})
+    assert refused(gate, make_label(genuine(reg))) == (
+        "label: domain 'toy/reverse-v1' is not served here (1 domains are); the operator can "
+        "add it with --allow-domain")
+    assert refused(gate, {"domain": "nope/x-v1", "task": {"id": "a", "domain": "nope/x-v1",
+                                                          "prompt": "p"}}).startswith(
+        "label: domain 'nope/x-v1' is not served")
+
+
+@pytest.mark.parametrize("label", [
+    None, 7, "{bad json", "[1, 2]", {"task": "x"}, {"domain": "toy/reverse-v1"},
+    {"domain": "toy/copy-v1", "task": {"id": "a", "domain": "toy/reverse-v1", "prompt": "p"}},
+    {"task": {"id": 1, "domain": "toy/reverse-v1", "prompt": "p"}},
+    {"task": {"id": "toy/reverse-v1:train:0:0", "domain": "toy/reverse-v1", "prompt": "p"},
+     "at": {"split": "train", "seed": "0", "index": 0}},
+    {"task": {"id": "toy/reverse-v1:train:0:0", "domain": "toy/reverse-v1", "prompt": "p"},
+     "sig": 5},
+    '{"task": ' + "[" * 100_000 + "]" * 100_000 + "}",
+])
+def test_malformed_labels_are_refused_with_a_label_error_never_a_crash(gate, label):
+    assert refused(gate, label).startswith("label: ")
+
+
+def test_a_label_nested_deeper_than_the_encoder_can_go_is_refused(reg, gate):
+    deep: object = "x"
+    for _ in range(100_000):
+        deep = [deep]
+    task = {**genuine(reg).to_dict(), "meta": {"x": deep}}
+    assert "not a well-formed task" in refused(gate, {"task": task})
+
+
+def test_regenerated_tasks_are_cached_per_coordinates(reg, gate):
+    task = genuine(reg)
+    for _ in range(5):
+        gate.open(make_label(task))
+    assert gate._regenerate.cache_info().hits >= 4
+
+
+def test_the_label_key_comes_from_a_file_or_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("RLHUB_LABEL_KEY", raising=False)
+    assert load_key() is None
+    monkeypatch.setenv("RLHUB_LABEL_KEY", "from-the-environment")
+    assert load_key() == b"from-the-environment"
+    path = tmp_path / "key"
+    path.write_bytes(b"short\n")
+    with pytest.raises(LabelError, match="expected at least 16 bytes of secret, found 5"):
+        load_key(path)
+    path.write_bytes(KEY + b"\n")
+    assert load_key(path) == KEY
