@@ -35,7 +35,7 @@ EXPRESSIONS = {
     "python power tower": "9**9**9**9",
     "python factorial": "factorial(10**8)",
     "5,000-digit number": "9" * 5000,
-    "deep parentheses": "(" * 50_000 + "1" + ")" * 50_000,
+    "deep parentheses": "(" * 50_000 + "987654321" + ")" * 50_000,  # no plausible answer inside
 }
 BILLION_LAUGHS = "\n".join(
     ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
@@ -46,7 +46,7 @@ DOCUMENTS = {
     "yaml billion laughs": f"```yaml\n{BILLION_LAUGHS}\n```",
     "yaml billion laughs, bare": BILLION_LAUGHS,
     "json nested 100,000 deep": "```json\n" + "[" * 100_000 + "]" * 100_000 + "\n```",
-    "json array of 1 MB": "```json\n[" + ",".join(["1"] * 500_000) + "]\n```",
+    "json array of 1 MB": "```json\n[" + ",".join(['"x"'] * 250_000) + "]\n```",
     "csv of 1 MB": "```csv\n" + "a,b,c\n" * 170_000 + "```",
 }
 

@@ -109,7 +109,7 @@ def test_rows_of_a_held_out_split_are_eval_rows_and_train_rows_say_so(tmp_path: 
 def test_a_label_without_a_role_is_never_a_training_row() -> None:
     from rlhub.hub.export import label_of, role_of
 
-    task = Task("a", "x/y-v1", "hello")
+    task = Task("x/y-v1:train:0:0", "x/y-v1", "hello")  # an id with coordinates
     assert role_of(json.loads(label_of(task, "train"))) == "train"
     assert role_of({"domain": "x/y-v1", "task": task.to_dict()}) == "eval"
     assert role_of("not decoded") == "eval"

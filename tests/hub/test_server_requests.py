@@ -31,7 +31,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """The server of ``test_server`` with the flaky plugin registered as well."""
     mix = tmp_path_factory.mktemp("mix") / "mix.json"
     mix.write_text(json.dumps(MIXTURE))
-    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60),
+    app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60,
+                                  allow_domains=("flaky/*",)),
                      Registry(plugins=[flakyplug]))
     with TestClient(app) as c:
         yield c

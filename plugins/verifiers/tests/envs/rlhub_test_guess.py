@@ -25,7 +25,7 @@ class GuessEnv(vf.Env[GuessEnvConfig]):
             for _ in range(8):
                 if segment.terminated:
                     break
-                found = re.findall(r"-?\d+", segment.last_reply)
+                found = re.findall(r"-?\d{1,9}\b", segment.last_reply)
                 if not found:
                     segment = await interaction.turn("Reply with a number.")
                     continue
