@@ -57,33 +57,24 @@ import time
 import traceback
 import types
 
+try:  # importable as a module; in the worker's source both parts are inlined ahead of this one
+    from rlhub.sandbox.isolation import (
+        MS_NODEV,
+        MS_NOSUID,
+        NS_FLAGS,
+        SlotMemory,
+        SlotNamespaces,
+        check,
+        hide_other_processes,
+        libc,
+    )
+    from rlhub.sandbox.seccomp import install_seccomp, seccomp_program, seccomp_works
+except ImportError:
+    pass
+
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
+MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-# Syscalls a job never needs and that widen the kernel's attack surface (module loading, kexec,
-# BPF, io_uring, userfaultfd, keyrings, ptrace and cross-process memory, mounts and namespaces,
-# clocks, swap, reboot): (x86_64, aarch64) numbers. Denied with EPERM, like Docker's profile.
-DENIED_SYSCALLS = {
-    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
-    "kcmp": (312, 272), "syslog": (103, 116), "acct": (163, 89), "settimeofday": (164, 170),
-    "clock_settime": (227, 112), "clock_adjtime": (305, 266), "adjtimex": (159, 171),
-    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
-    "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430),
-    "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433),
-    "mount_setattr": (442, 442), "unshare": (272, 97), "setns": (308, 268),
-    "swapon": (167, 224), "swapoff": (168, 225), "reboot": (169, 142),
-    "sethostname": (170, 161), "setdomainname": (171, 162), "vhangup": (153, 58),
-    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
-    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "quotactl": (179, 60),
-    "lookup_dcookie": (212, 18), "add_key": (248, 217), "request_key": (249, 218),
-    "keyctl": (250, 219), "perf_event_open": (298, 241), "fanotify_init": (300, 262),
-    "name_to_handle_at": (303, 264), "open_by_handle_at": (304, 265), "bpf": (321, 280),
-    "userfaultfd": (323, 282), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
-    "io_uring_register": (427, 427), "iopl": (172, None), "ioperm": (173, None),
-    "modify_ldt": (154, None), "uselib": (134, None), "_sysctl": (156, None),
-}
-AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 MEMORY_WORDS = (
     b"MemoryError",
     b"bad_alloc",
@@ -104,14 +95,7 @@ SOURCES = {
 }
 COMPILE_FAILED = 97
 
-libc = ctypes.CDLL(None, use_errno=True)
 CONFIG = {}
-
-
-def check(ret, what):
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
 # -- framing ---------------------------------------------------------------------------------------
@@ -172,46 +156,6 @@ def send_out(fd, src, n):
         offset += sent
 
 
-class SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]
-
-
-class SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
-
-
-def seccomp_program():
-    """The classic-BPF filter denying :data:`DENIED_SYSCALLS`, or None on other architectures.
-
-    A syscall through a foreign ABI (i386 ``int 0x80`` on x86_64) kills the process; x32 calls
-    are denied like the listed ones."""
-    machine = os.uname().machine
-    if machine not in AUDIT_ARCH:
-        return None
-    column = 0 if machine == "x86_64" else 1
-    numbers = sorted({nrs[column] for nrs in DENIED_SYSCALLS.values() if nrs[column] is not None})
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
-    allow, kill, deny = 0x7FFF0000, 0x80000000, 0x00050000 | errno.EPERM
-    code = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, kill), (ld, 0, 0, 0)]
-    if machine == "x86_64":
-        code.append((jge, len(numbers) + 1, 0, 0x40000000))  # the x32 ABI
-    code += [(jeq, len(numbers) - i, 0, nr) for i, nr in enumerate(numbers)]
-    code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
-    return SockFprog(len(code), (SockFilter * len(code))(*code))  # ctypes keeps the array alive
-
-
-def seccomp_works(program):
-    """Install ``program`` in a throwaway child and check a denied call fails with EPERM."""
-    pid = os.fork()
-    if pid == 0:
-        ok = libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) == 0
-        nr = DENIED_SYSCALLS["keyctl"][0 if os.uname().machine == "x86_64" else 1]
-        ok = ok and libc.syscall(nr, 0, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
-        os._exit(0 if ok else 1)
-    return os.waitpid(pid, 0)[1] == 0
-
-
 # Signals the worker ignores (a job must not be able to stop it) and its children restore.
 WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
                   signal.SIGUSR2, signal.SIGPIPE)
@@ -220,10 +164,10 @@ WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, 
 # -- the job child (forked by the zygote) ---------------------------------------------------------
 
 
-def child_main(uid, workdir, ctl, out_w, err_w):
+def child_main(index, uid, workdir, ctl, out_w, err_w):
     """Sandbox this fresh child of the zygote for a slot, wait for its job and run it."""
     try:
-        child_prepare(uid, workdir, ctl, out_w, err_w)
+        child_prepare(index, uid, workdir, ctl, out_w, err_w)
         sock = _socket.socket(fileno=ctl)
         header, ancillary, _, _ = sock.recvmsg(1 << 16, FDS_SPACE)
         if not header:
@@ -249,12 +193,16 @@ def child_main(uid, workdir, ctl, out_w, err_w):
     os._exit(0)
 
 
-def child_prepare(uid, workdir, ctl, out_w, err_w):
+def child_prepare(index, uid, workdir, ctl, out_w, err_w):
     """What only this child can do before its job is known; the rest the zygote did once."""
     os.setpgid(0, 0)
     _signal.set_wakeup_fd(-1)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # not signal.signal: its enum wrapping costs
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ~60 copy-on-write faults here
+    if SLOT_NS.slots:  # the slot's own IPC (and network) namespace
+        SLOT_NS.enter(SLOT_NS.slots[index])
+    if CGROUP_PROCS:  # into the slot's memory cgroup, while we may still write its files
+        os.write(CGROUP_PROCS[index], b"0")
     if CONFIG["mount_ns"]:
         # / is already private (the worker made it so), so the copy needs no propagation change.
         check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
@@ -275,13 +223,19 @@ def child_prepare(uid, workdir, ctl, out_w, err_w):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    os.closerange(3, ctl)
-    os.closerange(ctl + 1, 1 << 16)
+    close_all_but((ctl,))  # namespace and cgroup fds included
     os.chdir(workdir)
     if SECCOMP is not None:
-        check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SECCOMP), 0, 0),
-              "install the seccomp filter")
+        install_seccomp(SECCOMP)
     gc.enable()
+
+
+def close_all_but(keep):
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
 
 
 def use_workdir(workdir):
@@ -434,7 +388,7 @@ class Zygote:
         else:
             if pid == 0:
                 self.sock.close()
-                child_main(None if uid == "-" else int(uid), workdir, *fds)
+                child_main(int(index), None if uid == "-" else int(uid), workdir, *fds)
             try:
                 os.setpgid(pid, pid)  # the child does it too; whoever runs first wins the race
             except OSError:
@@ -462,6 +416,8 @@ class Zygote:
 FDS_SPACE = socket.CMSG_SPACE(3 * 4)
 DEVNULL = -1  # the zygote's /dev/null, a job's stdin when it has none
 SECCOMP = None  # the zygote's seccomp program, when this kernel and architecture take it
+SLOT_NS = None  # the slots' namespaces (SlotNamespaces), made by the worker before the zygote
+CGROUP_PROCS = []  # per slot, the zygote's fd of its memory cgroup's cgroup.procs
 MAIN = types.ModuleType("__main__")
 COMPILED = {}  # source -> code object, for the programs the host says are sent often
 
@@ -472,8 +428,7 @@ def zygote_main(sock):
     for sig in WORKER_IGNORES:
         signal.signal(sig, signal.SIG_DFL)  # what a job's processes start with
     global DEVNULL, SECCOMP
-    os.closerange(3, sock.fileno())
-    os.closerange(sock.fileno() + 1, 1 << 16)
+    close_all_but((sock.fileno(), *SLOT_NS.fds()))
     DEVNULL = os.open(os.devnull, os.O_RDWR)
     os.dup2(DEVNULL, 0)
     os.dup2(DEVNULL, 1)  # the worker's transport (fds 0 and 1 in the local backend) stays out
@@ -484,9 +439,10 @@ def zygote_main(sock):
         pass
     subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # also what lets an unprivileged job take seccomp
-    program = seccomp_program()
+    program = seccomp_program(**seccomp_policy())
     if program is not None and seccomp_works(program):
         SECCOMP = program
+    CGROUP_PROCS.extend(open_cgroup_procs())
     sys.stdin = io.TextIOWrapper(
         io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
     )
@@ -500,6 +456,7 @@ def zygote_main(sock):
         line_buffering=True,
     )
     sys.path.insert(0, "/tmp")
+    sys.path += extra_paths()
     MAIN.__builtins__ = builtins
     if CONFIG["mount_ns"]:
         use_workdir("/tmp")
@@ -512,7 +469,7 @@ def zygote_main(sock):
     for source in CONFIG.get("warm_programs", ()):
         COMPILED[source] = compile(source, "main.py", "exec")
     zygote = Zygote(sock)
-    sock.send(b"ready %d %d" % (subreaper, SECCOMP is not None))
+    sock.send(b"ready %d %d %d" % (subreaper, SECCOMP is not None, bool(CGROUP_PROCS)))
     gc.collect()
     gc.freeze()  # children's collectors then never walk (and so never copy) these pages
     gc.disable()
@@ -534,7 +491,41 @@ def start_zygote():
     ready = ours.recv(1024).split()
     if ready[:1] != [b"ready"]:
         raise OSError(f"the sandbox zygote did not start: {ready}")
-    return ours, pid, {"subreaper": ready[1] == b"1", "seccomp": ready[2] == b"1"}
+    flags = [flag == b"1" for flag in ready[1:]]
+    return ours, pid, dict(zip(("subreaper", "seccomp", "memory_cgroup"), flags))
+
+
+def seccomp_policy():
+    """What jobs may do with sockets and System V IPC, given the namespaces each slot has."""
+    if "net" in SLOT_NS.kinds:
+        sockets = "all"  # loopback, abstract unix sockets and netlink are the slot's own
+    else:
+        sockets = "ip" if CONFIG.get("network") else "none"
+    return {"sockets": sockets, "sysv_ipc": "ipc" in SLOT_NS.kinds}
+
+
+def open_cgroup_procs():
+    """The zygote's fds of each slot's ``cgroup.procs`` (children write themselves in), or []."""
+    root = CONFIG.get("cgroup")
+    if not root:
+        return []
+    try:
+        return [os.open(f"{root}/s{i}/cgroup.procs", os.O_WRONLY) for i in range(CONFIG["slots"])]
+    except OSError as exc:
+        os.write(2, f"rlhub sandbox: no memory cgroup for jobs: {exc}\n".encode())
+        return []
+
+
+def extra_paths():
+    """Where jobs import libraries from beyond the standard library (the zygote's sys.path)."""
+    paths = [CONFIG["libraries"]] if CONFIG.get("libraries") else []
+    if CONFIG.get("site_packages"):  # a container image's own packages are its declared runtime
+        import site
+
+        paths += [p for p in site.getsitepackages() if os.path.isdir(p)]
+    if paths:
+        os.environ["PYTHONPATH"] = ":".join(paths)  # for interpreters the job starts
+    return paths
 
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -571,14 +562,17 @@ class Job:
         self.timed_out = False
         self.over = False
         self.dispatched = False
+        self.oom_kills = 0  # the slot's OOM-kill count when the job started
+        self.why = ""  # why it could not be dispatched, when the worker knows
 
 
 class Worker:
     """The event loop: host frames in, jobs to spares, output into memfds, results out."""
 
-    def __init__(self, rfd, wfd, zygote, zygote_pid):
+    def __init__(self, rfd, wfd, zygote, zygote_pid, memory=None):
         self.rfd, self.wfd = rfd, wfd
         self.zygote, self.zygote_pid = zygote, zygote_pid
+        self.memory = memory  # SlotMemory, or None where jobs have no memory cgroup
         self.slots = [Slot(i) for i in range(CONFIG["slots"])]
         self.spare = None  # (slot, ctl socket, out_r, err_r)
         self.queue = []
@@ -601,6 +595,8 @@ class Worker:
         slot.seq += 1
         slot.busy, slot.pid = True, None
         slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
+        if CONFIG.get("slot_tmpfs"):  # a tmpfs of its own per slot, made by the container
+            slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}/j{slot.seq}"
         if CONFIG["mount_ns"]:
             slot.dir = "/tmp"  # its own tmpfs there
         uid = "-" if slot.uid is None else slot.uid
@@ -662,14 +658,27 @@ class Worker:
                 self.sel.register(fd, selectors.EVENT_READ, "out")
                 self.by_fd[fd] = job
             try:
+                self.bound_memory(job)
                 socket.send_fds(ctl, [json.dumps(header).encode()], mem)
                 job.dispatched = True
             except OSError:
-                pass  # the spare died; its exit reports the job as an infrastructure error
+                pass  # the spare dies or was never told: its exit reports an infrastructure error
             ctl.close()
             for fd in mem:
                 os.close(fd)
         self.make_spare()
+
+    def bound_memory(self, job):
+        """Bound the job's slot cgroup to its memory limit plus its work dir (tmpfs is RAM)."""
+        if self.memory is None:
+            return
+        index, limits = job.slot.index, job.header["limits"]
+        try:
+            self.memory.set_limit(index, (int(limits["memory_mb"]) + CONFIG["disk_mb"]) << 20)
+            job.oom_kills = self.memory.oom_kills(index)
+        except OSError as exc:
+            job.why = f"could not set the job's memory limit: {exc}"
+            raise
 
     # output ---------------------------------------------------------------------------------------
     def pump(self, job, fd):
@@ -762,14 +771,16 @@ class Worker:
 
     def finish(self, slot, status, cpu_s, max_rss_kb):
         job = slot.job
-        leftovers = self.sweep(slot)
+        leftovers = self.sweep(slot) + SLOT_NS.clear_ipc(slot.index)  # processes, IPC objects
         if job is None:  # a spare died before it got a job
             self.drop_spare(slot)
         else:
             for fd in list(job.open):
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
-            self.report(job, status, cpu_s, max_rss_kb, leftovers)
+            oom = job.dispatched and self.memory is not None and (
+                self.memory.oom_kills(slot.index) > job.oom_kills)
+            self.report(job, status, cpu_s, max_rss_kb, leftovers, oom)
         if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
         slot.busy, slot.pid, slot.job = False, None, None
@@ -783,7 +794,7 @@ class Worker:
             os.close(err_r)
             self.spare = None
 
-    def report(self, job, status, cpu_s, max_rss_kb, leftovers):
+    def report(self, job, status, cpu_s, max_rss_kb, leftovers, oom=False):
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = -sig if sig else os.WEXITSTATUS(status)
         sizes = [min(n, job.cap) for n in job.size]
@@ -801,6 +812,8 @@ class Worker:
             "cpu_s": cpu_s,
             "max_rss_mb": max_rss_kb / 1024,
             "memory_words": any(w in err_tail for w in MEMORY_WORDS),
+            "oom": oom,  # the OOM killer killed one of the job's processes
+            "why": job.why,
             "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
             "out_len": sizes[0],
             "err_len": sizes[1],
@@ -872,6 +885,26 @@ def probe():
     return found
 
 
+def make_slot_namespaces():
+    """Give each slot the namespaces the host asked for, or none where the kernel refuses."""
+    global SLOT_NS
+    try:
+        SLOT_NS = SlotNamespaces(CONFIG["slots"], CONFIG.get("slot_namespaces", ()))
+    except OSError as exc:
+        os.write(2, f"rlhub sandbox: no namespaces per slot: {exc}\n".encode())
+        SLOT_NS = SlotNamespaces(0, ())
+    return list(SLOT_NS.kinds)
+
+
+def installed_libraries():
+    """The distributions jobs can import here (a container image's site-packages)."""
+    import importlib.metadata
+    import site
+
+    paths = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    return sorted({d.metadata["Name"] for d in importlib.metadata.distributions(path=paths)})
+
+
 def open_transport():
     listen = CONFIG.get("listen")
     if not listen:
@@ -896,10 +929,16 @@ def main():
     os.makedirs(CONFIG["jobs_dir"], mode=0o711, exist_ok=True)
     if CONFIG["mount_ns"]:  # once here, so no job's mount namespace has to change propagation
         check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    found["hidden_processes"] = bool(CONFIG.get("hide_processes")) and hide_other_processes()
+    found["slot_namespaces"] = make_slot_namespaces()
     zygote, zygote_pid, protections = start_zygote()
     found.update(protections)
+    memory = None
+    if found["memory_cgroup"]:
+        memory = SlotMemory(CONFIG["cgroup"], CONFIG["cgroup_version"], CONFIG["slots"])
+    found["libraries"] = installed_libraries() if CONFIG.get("site_packages") else []
     rfd, wfd = open_transport()
-    worker = Worker(rfd, wfd, zygote, zygote_pid)
+    worker = Worker(rfd, wfd, zygote, zygote_pid, memory)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])
     worker.make_spare()
     worker.serve()

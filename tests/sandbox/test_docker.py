@@ -61,7 +61,7 @@ def test_a_container_is_recycled_after_a_job_that_hit_a_limit(docker_backend: An
     # counted per host uid), even while that one may still be draining
     assert docker_backend.pool[0].block != old_block
     uid = docker_backend.run(ExecRequest(code="import os; print(os.getuid())"))
-    first_uid = docker_backend.lease.base + docker_backend.pool[0].block * 4096 + 1000
+    first_uid = docker_backend.blocks.base(docker_backend.pool[0].block) + 1000
     assert first_uid <= int(uid.stdout) < first_uid + docker_backend.slots
 
 
@@ -78,7 +78,7 @@ def test_uid_blocks_come_back_when_containers_go() -> None:
         assert backend.run(ExecRequest(code="print('still')")).stdout == "still\n"
     finally:
         backend.close()
-    assert len(backend.uid_blocks) == UID_BLOCKS_PER_CONTAINER
+    assert len(backend.blocks.free) == UID_BLOCKS_PER_CONTAINER
 
 
 def test_a_container_is_recycled_after_its_job_budget(docker_backend: Any) -> None:

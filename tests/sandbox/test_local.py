@@ -9,17 +9,15 @@ import signal
 import shutil
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from rlhub.sandbox import ExecRequest, Limits
-from rlhub.sandbox.local import (
-    NAMESPACED,
-    SECCOMP_MACHINES,
-    HostSupport,
-    LocalBackend,
-    missing_for,
-)
+from rlhub.sandbox.cgroups import CgroupSupport
+from rlhub.sandbox.host import HostSupport
+from rlhub.sandbox.local import LocalBackend
+from rlhub.sandbox.local_worker import NAMESPACED, SECCOMP_MACHINES, WorkerSpec, missing_for
 from tests.sandbox.conftest import Listener
 
 
@@ -116,7 +114,7 @@ def test_a_killed_worker_is_replaced_and_the_pool_keeps_serving() -> None:
     backend = LocalBackend(workers=1, slots=4)
     try:
         assert backend.run(ExecRequest(code="print(1)")).status == "ok"
-        worker = backend.pools[False][0]
+        worker = backend.pools[(False, ())][0]
         assert worker is not None
         os.kill(worker.proc.pid, signal.SIGKILL)
         worker.proc.wait()
@@ -147,20 +145,29 @@ def test_without_namespaces_every_missing_protection_is_named_and_limits_still_h
 
 
 def test_missing_protections_follow_what_the_machine_offers() -> None:
-    full = HostSupport(bwrap="/usr/bin/bwrap", root=True, python="/usr/bin/python3")
+    spec, net = WorkerSpec(slots=4, disk_mb=64), WorkerSpec(slots=4, disk_mb=64, network=True)
+    v1 = CgroupSupport(1, Path("/sys/fs/cgroup/memory"))
+    full = HostSupport(bwrap="/usr/bin/bwrap", root=True, python="/usr/bin/python3", cgroups=v1)
     no_filter = [] if platform.machine() in SECCOMP_MACHINES else ["seccomp"]
-    assert missing_for(full, network=False) == no_filter
+    assert missing_for(full, spec) == no_filter
+    # network jobs share the host's network, so they could reach each other through it
+    assert missing_for(full, net) == sorted(["private_sockets", *no_filter])
     unprivileged = HostSupport(bwrap="/usr/bin/bwrap", root=False, python="/usr/bin/python3")
-    assert missing_for(unprivileged, network=False) == sorted(
-        ["no_nested_userns", "per_job_uid", *no_filter]
+    alone = ["hidden_processes", "job_disk_quota", "job_memory_limit"]
+    denied = ["private_ipc", "private_sockets"] if no_filter else []  # no namespace, no filter
+    assert missing_for(unprivileged, spec) == sorted(
+        ["no_nested_userns", "per_job_uid", *alone, *denied, *no_filter]
     )
     bare = HostSupport(bwrap=None, root=False, python="/usr/bin/python3")
-    assert set(missing_for(bare, network=False)) == {*NAMESPACED, "per_job_uid", *no_filter}
-    assert "network_namespace" not in missing_for(bare, network=True)
+    assert set(missing_for(bare, spec)) == {
+        *NAMESPACED, "minimal_runtime", "per_job_uid", *alone, *denied, *no_filter}
+    assert "network_namespace" not in missing_for(bare, net)
+    off = WorkerSpec(slots=4, disk_mb=64, disabled=frozenset({"job_memory_limit", "private_ipc"}))
+    assert missing_for(full, off) == sorted(["job_memory_limit", *no_filter])  # IPC: denied
 
 
 def test_uid_leases_of_any_size_never_overlap(tmp_path) -> None:
-    from rlhub.sandbox.local import UID_RANGE_SIZE, UidLease
+    from rlhub.sandbox.host import UID_RANGE_SIZE, UidLease
 
     big = UidLease(3 * UID_RANGE_SIZE + 1, directory=str(tmp_path))
     small = UidLease(directory=str(tmp_path))
