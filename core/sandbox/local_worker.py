@@ -205,6 +205,8 @@ class WorkerProcess:
         args = ["--unshare-all", "--new-session", "--die-with-parent", *root, "--dev", "/dev",
                 "--proc", "/proc", "--tmpfs", "/tmp", "--hostname", "rlhub-sandbox"]
         args += ["--share-net"] if spec.network else []
+        for folder in ("/rlhub", LIBRARY_DIR):  # bubblewrap would make them 0700
+            args += ["--perms", "0755", "--dir", folder]
         for source, target in self.binds:
             args += ["--ro-bind", source, target]
         if self.group is not None:

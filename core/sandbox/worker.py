@@ -518,7 +518,7 @@ def open_cgroup_procs():
 
 def extra_paths():
     """Where jobs import libraries from beyond the standard library (the zygote's sys.path)."""
-    paths = [CONFIG["libraries"]] if CONFIG.get("libraries") else []
+    paths = list(CONFIG.get("libraries") or ())
     if CONFIG.get("site_packages"):  # a container image's own packages are its declared runtime
         import site
 
