@@ -358,6 +358,8 @@ class DockerBackend:
         missing = []
         if "userns" not in security:
             missing.append("user_namespace")
+            self.why["user_namespace"] = ("the engine runs without userns-remap: the worker is "
+                                          "the host's root, with six capabilities only")
         if "seccomp" not in security:
             missing.append("seccomp")
         if platform.machine() not in SECCOMP_MACHINES:  # the worker's filter does the denying

@@ -118,9 +118,9 @@ class WorkerProcess:
                  cgroups: JobCgroups | None, name: str):
         self.support, self.spec = support, spec
         self.stderr = tempfile.TemporaryFile()
-        self.cgroups = cgroups
+        self.cgroups = cgroups if memory_cgroups_on(support, spec) else None
         owner = host_uid if support.bwrap else 0
-        self.group = cgroups.group(name, self.slot_count(), owner) if cgroups else None
+        self.group = self.cgroups.group(name, self.slot_count(), owner) if self.cgroups else None
         # Inside bubblewrap, /tmp is the sandbox's own tmpfs; on the host, a fresh private dir
         # that slot uids may traverse (0711) but not list.
         self.jobs_dir = "/tmp/rlhub-jobs"
