@@ -108,7 +108,7 @@ def warm_program(source: str) -> bool:
     return True
 
 
-WORKER_PARTS = ("isolation.py", "seccomp.py", "worker.py")
+WORKER_PARTS = ("isolation.py", "seccomp.py", "zygote.py", "worker.py")
 
 
 def worker_source() -> str:

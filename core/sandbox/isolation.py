@@ -23,7 +23,7 @@ import struct
 libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWIPC, CLONE_NEWNET = 0x08000000, 0x40000000
 NS_FLAGS = {"ipc": CLONE_NEWIPC, "net": CLONE_NEWNET}
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 2, 4, 8, 32
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_REC, MS_PRIVATE = 2, 4, 8, 32, 16384, 1 << 18
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 IPC_RMID = 0
 # /proc/sysvipc file -> how to remove one object by id

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from rlhub.sandbox import ExecRequest, Limits
+from rlhub.sandbox import ExecRequest
 from tests.sandbox.test_conformance import assert_pool_alive, batch, py
 
 

@@ -227,8 +227,8 @@ def test_the_host_knows_the_file_names_the_worker_writes_code_to() -> None:
 
     from rlhub.sandbox.channel import OWN_FILES
 
-    worker = importlib.import_module("rlhub.sandbox.worker")
-    assert {lang: names[0] for lang, names in OWN_FILES.items()} == worker.SOURCES
+    zygote = importlib.import_module("rlhub.sandbox.zygote")
+    assert {lang: names[0] for lang, names in OWN_FILES.items()} == zygote.SOURCES
 
 
 def test_nonsense_sizes_are_refused_up_front(local) -> None:
