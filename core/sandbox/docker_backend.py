@@ -277,7 +277,8 @@ class DockerBackend:
     container's own, beyond its jobs' cgroups), ``pids`` (per container; by default room for
     every slot at 64 processes), ``disk_mb`` (each slot's tmpfs, and the most a request may ask),
     ``preload`` (modules each worker imports once; default
-    :data:`~rlhub.sandbox.channel.PRELOAD`)."""
+    :data:`~rlhub.sandbox.channel.PRELOAD`), ``disable`` (``["job_memory_limit"]`` runs jobs
+    without their own memory cgroups, e.g. to measure what they cost)."""
 
     name = "docker"
 
@@ -294,6 +295,7 @@ class DockerBackend:
         disk_mb: int = 64,
         tools: dict[str, str] | None = None,
         preload: Sequence[str] | None = None,
+        disable: Sequence[str] = (),
     ):
         import os
 
@@ -326,7 +328,7 @@ class DockerBackend:
         }
         self.languages = self._languages(image is not None or dockerfile is not None)
         self.why: dict[str, str] = {}
-        self.cgroups = self._cgroups()
+        self.cgroups = self._cgroups(disable)
         self.missing = self._missing()
         self.libraries: set[str] | None = None  # what the image has, once a worker said
         # UID_BLOCKS_PER_CONTAINER blocks per pool place: a replacement starts while the
@@ -343,7 +345,13 @@ class DockerBackend:
         # and a job whose tool is absent fails inside the container with a clear stderr.
         return ("python", "bash", "c", "cpp", "javascript") if custom else ("python", "bash")
 
-    def _cgroups(self) -> JobCgroups | None:
+    def _cgroups(self, disable: Sequence[str]) -> JobCgroups | None:
+        if set(disable) - {"job_memory_limit"}:
+            raise SandboxError(f"docker sandbox: disable: expected only 'job_memory_limit' (the "
+                               f"other protections cost jobs nothing here), found {list(disable)}")
+        if "job_memory_limit" in disable:
+            self.why["job_memory_limit"] = "turned off by the disable= option"
+            return None
         support = detect_cgroups()
         if support.version == 1:
             return JobCgroups(support)

@@ -36,7 +36,7 @@ NAMESPACED = (
     "no_nested_userns",
 )
 SECCOMP_MACHINES = ("x86_64", "aarch64")  # those seccomp.py has syscall tables for
-CGROUP_DIR = "/rlhub/cgroup"
+CGROUP_DIR = "/tmp/rlhub-cgroup"  # the worker's /tmp: under every job's own /tmp mount
 # The worker's source arrives on stdin ahead of the first frame (no file of ours needs to be
 # readable by the sandbox's uids, and `ps` shows a short command line).
 BOOTSTRAP = (
@@ -127,7 +127,8 @@ class WorkerProcess:
         if not support.bwrap:
             self.jobs_dir = tempfile.mkdtemp(prefix="rlhub-jobs-")
             os.chmod(self.jobs_dir, 0o711)
-        self.binds = library_binds(spec.libraries, support.python) if support.bwrap else []
+        self.minimal = bool(support.bwrap) and "minimal_runtime" not in spec.disabled
+        self.binds = library_binds(spec.libraries, support.python) if self.minimal else []
         argv = [support.python, "-I", "-S", "-c", BOOTSTRAP, json.dumps(self.config(host_uid))]
         try:
             self.proc, rfd, wfd = self._start(argv, host_uid)
@@ -150,7 +151,7 @@ class WorkerProcess:
         support, spec = self.support, self.spec
         root_ns = bool(support.bwrap and support.root)
         libraries = [LIBRARY_DIR] if self.binds else []
-        if spec.libraries and not support.bwrap:  # no mount namespace: their install dirs
+        if spec.libraries and not self.minimal:  # the host's / is visible: their install dirs
             libraries = sorted({str(d.locate_file("")) for d in resolve(spec.libraries).values()})
         uid_base = None
         if support.root:
@@ -198,17 +199,16 @@ class WorkerProcess:
         (self.group / "worker" / "cgroup.procs").write_text("0")  # type: ignore[operator]
 
     def bwrap_args(self) -> list[str]:
-        spec = self.spec
         root = ["--ro-bind", "/", "/"]
-        if "minimal_runtime" not in spec.disabled:
+        if self.minimal:
             root = runtime_args(self.support.python, self.support.tools.values())
+            for folder in ("/rlhub", LIBRARY_DIR):  # bubblewrap would make them 0700
+                root += ["--perms", "0755", "--dir", folder]
+            for source, target in self.binds:
+                root += ["--ro-bind", source, target]
         args = ["--unshare-all", "--new-session", "--die-with-parent", *root, "--dev", "/dev",
                 "--proc", "/proc", "--tmpfs", "/tmp", "--hostname", "rlhub-sandbox"]
-        args += ["--share-net"] if spec.network else []
-        for folder in ("/rlhub", LIBRARY_DIR):  # bubblewrap would make them 0700
-            args += ["--perms", "0755", "--dir", folder]
-        for source, target in self.binds:
-            args += ["--ro-bind", source, target]
+        args += ["--share-net"] if self.spec.network else []
         if self.group is not None:
             args += ["--bind", str(self.group), CGROUP_DIR]
         return args
