@@ -11,6 +11,7 @@ from typing import Any
 from rlhub.domain import Domain, Episode, StepResult, Verdict
 from rlhub.errors import (
     DomainNotFound,
+    LabelError,
     ManifestError,
     PluginError,
     PolicyError,
@@ -21,6 +22,7 @@ from rlhub.errors import (
     TrainerError,
     VerifierError,
 )
+from rlhub.failures import FAILURES, TRAINABLE, is_trainable
 from rlhub.manifest import Manifest
 from rlhub.plugins import Registry, hookimpl, registry
 from rlhub.task import Score, Task
@@ -40,6 +42,8 @@ __all__ = sorted([
     "Episode",
     "ExecRequest",
     "ExecResult",
+    "FAILURES",
+    "LabelError",
     "Limits",
     "Manifest",
     "ManifestError",
@@ -53,11 +57,13 @@ __all__ = sorted([
     "Score",
     "StepResult",
     "StoreError",
+    "TRAINABLE",
     "Task",
     "TrainerError",
     "Verdict",
     "VerifierError",
     "hookimpl",
+    "is_trainable",
     "registry",
 ])
 

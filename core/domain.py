@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlhub import failures
 from rlhub.errors import VerifierError
 from rlhub.manifest import Manifest
 from rlhub.task import Score, Task, clamp_reward, task_id, task_rng
@@ -26,7 +27,9 @@ class Verdict:
     """What a check found, before weighting: component values, pass flag, feedback, exec result.
 
     ``error`` records a failure the check recovered from (e.g. a judge that was down and a
-    configured fallback value used instead); it lands in ``Score.error``.
+    configured fallback value used instead); it lands in ``Score.error``. ``failure`` names the
+    failure class when the check knows it (``"judge"`` for that fallback); left None, it follows
+    from ``passed`` and the sandbox status in ``exec`` (:func:`rlhub.failures.of_verdict`).
     """
 
     components: dict[str, float]
@@ -34,6 +37,11 @@ class Verdict:
     feedback: str = ""
     exec: dict[str, Any] | None = None
     error: str | None = None
+    failure: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.failure is not None:
+            failures.check_failure(self.failure)
 
 
 @dataclass
@@ -49,8 +57,8 @@ class StepResult:
 class Episode:
     """A multi-turn interaction with one task; the default repairs on verifier feedback.
 
-    ``step(completion)`` scores the completion; the episode is done after a pass or at
-    ``max_turns``. Otherwise the observation is the feedback, sent to the policy as a user message.
+    ``step(completion)`` scores the completion; the episode is done after a pass, after a failure
+    that is not the model's (a repair cannot fix a crashed sandbox) or at ``max_turns``. Otherwise the observation is the feedback, sent to the policy as a user message.
     Subclasses (tool use, dialogue) return tool output as observations and score only the answer.
     """
 
@@ -62,7 +70,8 @@ class Episode:
     def step(self, completion: str) -> StepResult:
         self.turn += 1
         score = self.domain.verify(self.task, completion)
-        done = score.passed or self.turn >= self.domain.manifest.max_turns
+        done = (score.passed or not score.trainable
+                or self.turn >= self.domain.manifest.max_turns)
         observation = None if done else repair_message(score)
         return StepResult(observation, score, done)
 
@@ -136,7 +145,8 @@ class Domain:
         return self.verifier.check(task, completion)
 
     def verify(self, task: Task, completion: str) -> Score:
-        """Score a completion. Never raises: a crash becomes ``reward = min`` with ``error`` set."""
+        """Score a completion. Never raises: a crash becomes ``reward = min`` with ``error`` set
+        and the failure class the exception names (``verifier`` unless it says otherwise)."""
         lo, _ = self.manifest.reward_range
         try:
             if not isinstance(completion, str):
@@ -144,7 +154,8 @@ class Domain:
             verdict = self.check(task, completion)
         except Exception as exc:  # noqa: BLE001 - a verifier crash is data, not a hub crash
             components = {name: 0.0 for name in self.manifest.components}
-            return Score(lo, components, False, "", f"{type(exc).__name__}: {exc}")
+            return Score(lo, components, False, "", f"{type(exc).__name__}: {exc}",
+                         failure=failures.of_exception(exc))
         return self.finalize(verdict)
 
     def finalize(self, verdict: Verdict) -> Score:
@@ -157,8 +168,10 @@ class Domain:
             value = clamp_reward(verdict.components.get(name, clo), clo, chi)
             components[name] = value
             total += spec["weight"] * value
-        return Score(clamp_reward(total, lo, hi), components, bool(verdict.passed),
-                     verdict.feedback, verdict.error, verdict.exec)
+        failure = verdict.failure or failures.of_verdict(bool(verdict.passed), verdict.exec)
+        passed = bool(verdict.passed) and failures.is_trainable(failure)
+        return Score(clamp_reward(total, lo, hi), components, passed, verdict.feedback,
+                     verdict.error, verdict.exec, failure)
 
     # -- multi-turn --------------------------------------------------------------------------
 

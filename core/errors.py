@@ -16,7 +16,13 @@ from collections.abc import Iterable, Iterator
 
 
 class RlhubError(Exception):
-    """Base of every error raised by rlhub on purpose."""
+    """Base of every error raised by rlhub on purpose.
+
+    ``failure`` is the failure class (see :mod:`rlhub.failures`) a score gets when this error ends
+    a verification: a subclass for an infrastructure boundary says so.
+    """
+
+    failure = "verifier"
 
 
 class PluginError(RlhubError):
@@ -41,6 +47,8 @@ class VerifierError(RlhubError):
 class SandboxError(RlhubError):
     """A sandbox backend failed to start or to run a job."""
 
+    failure = "sandbox"
+
 
 class SchedulerError(RlhubError):
     """A mixture config or scheduler state is invalid."""
@@ -52,6 +60,14 @@ class StoreError(RlhubError):
 
 class PolicyError(RlhubError):
     """A policy spec is unknown or its backend failed."""
+
+    failure = "policy"
+
+
+class LabelError(RlhubError):
+    """A label (a task sent to be verified) is malformed, forged, or for a domain not served."""
+
+    failure = "label"
 
 
 class TrainerError(RlhubError):

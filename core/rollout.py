@@ -16,6 +16,9 @@ component of every turn is kept.
 Nothing a policy or a domain does stops the loop: a dead endpoint, a malformed response, an
 episode that raises or a verification that overruns its time all end that one trajectory with a
 ``status`` saying why (``policy_error``, ``env_error``, ``verify_timeout``) and the range minimum.
+Every turn and trajectory also carries a failure class (:mod:`rlhub.failures`): the trajectory's
+is the first non-trainable class of any turn (``policy`` for a dead endpoint, ``verifier`` for a
+crashed or overrunning episode, ``sandbox`` or ``judge`` from the score), else the last attempt's.
 :func:`run_rollouts` keeps ``concurrency`` rollouts in flight; verification runs in a thread pool,
 so sandbox jobs of concurrent rollouts execute side by side.
 """
@@ -31,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rlhub.failures import is_trainable, of_exception
 from rlhub.policy.protocol import Conversation, Generation, generate_detailed
 from rlhub.task import Score, Task
 
@@ -62,6 +66,7 @@ class Turn:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     gen_attempts: int = 1
+    failure: str = "none"
 
 
 @dataclass
@@ -79,6 +84,7 @@ class Trajectory:
     first_pass_attempt: int | None = None
     status: str = "failed"
     error: str | None = None
+    failure: str = "answer"
     started_at: float = field(default_factory=time.time)
     wall_s: float = 0.0
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -122,9 +128,14 @@ def clean_text(text: str) -> str:
 # -- rewards ---------------------------------------------------------------------------------
 
 
+def scored_attempts(turns: list[Turn]) -> list[Turn]:
+    """The turns that were attempts at the task and were scored."""
+    return [t for t in turns if t.attempt and t.completion is not None and t.status == "ok"]
+
+
 def final_reward(turns: list[Turn], lo: float, discount: float) -> tuple[float, bool, int | None]:
     """``(reward, passed, first_pass_attempt)`` of a trajectory (see the module docstring)."""
-    attempts = [t for t in turns if t.attempt and t.completion is not None and t.status == "ok"]
+    attempts = scored_attempts(turns)
     first = next((i for i, t in enumerate(attempts) if t.passed), None)
     if not attempts:
         return lo, False, None
@@ -132,11 +143,22 @@ def final_reward(turns: list[Turn], lo: float, discount: float) -> tuple[float, 
     return lo + (last.reward - lo) * discount ** k, last.passed, first
 
 
+def trajectory_failure(turns: list[Turn]) -> str:
+    """The trajectory's failure class: any turn's fault that is not the model's, else the last
+    attempt's class (``answer`` when the model never made a scored attempt)."""
+    fault = next((t.failure for t in turns if not is_trainable(t.failure)), None)
+    if fault is not None:
+        return fault
+    attempts = scored_attempts(turns)
+    return attempts[-1].failure if attempts else "answer"
+
+
 def apply_step(turn: Turn, score: Score, info: dict[str, Any], observation: str | None) -> None:
     """Copy an episode step's judgement onto ``turn``."""
     turn.reward = float(score.reward)
     turn.components = {k: float(v) for k, v in score.components.items()}
     turn.passed = bool(score.passed)
+    turn.failure = score.failure
     turn.attempt = info.get("attempt", True) is not False
     turn.feedback = clean_text(score.feedback or "")
     turn.error = score.error
@@ -190,6 +212,7 @@ class Rollout:
             episode = self.job.domain.start(self.job.task)
         except Exception as exc:  # noqa: BLE001 - a broken episode is data
             traj.status, traj.error = "env_error", f"start() raised {type(exc).__name__}: {exc}"
+            traj.failure = of_exception(exc)
             return
         history: Conversation = []
         new = initial_messages(self.job.task)
@@ -216,6 +239,7 @@ class Rollout:
                     completion_tokens=gen.completion_tokens, gen_attempts=gen.attempts)
         if gen.error is not None or gen.text is None:
             turn.status, turn.error = "policy_error", gen.error or "policy returned no text"
+            turn.failure = "policy"
         else:
             turn.completion = clean_text(gen.text)
         return turn
@@ -230,10 +254,12 @@ class Rollout:
         except asyncio.TimeoutError:
             turn.status, turn.verify_s = "verify_timeout", time.perf_counter() - start
             turn.error = f"episode.step did not return within {self.verify_timeout_s:g} s"
+            turn.failure = "verifier"
             return True
         except Exception as exc:  # noqa: BLE001 - an episode crash is data
             turn.status, turn.verify_s = "env_error", time.perf_counter() - start
             turn.error = f"step() raised {type(exc).__name__}: {exc}"
+            turn.failure = of_exception(exc)
             return True
         apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         return bool(result.done) or result.observation is None
@@ -244,6 +270,10 @@ class Rollout:
             traj.status = "passed" if passed else "failed"
             traj.error = next((t.error for t in reversed(traj.turns) if t.error), None)
         traj.reward, traj.passed, traj.first_pass_attempt = reward, passed, first
+        if is_trainable(traj.failure):
+            traj.failure = trajectory_failure(traj.turns)
+        if not is_trainable(traj.failure):
+            traj.passed = False
 
 
 def _timed_step(episode: Any, completion: str | None) -> tuple[Any, float]:

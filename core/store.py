@@ -13,7 +13,9 @@ at most the batch not yet written and never leaves a half-written part under a `
 Readers only read ``part-*.parquet``; stray temp files are removed by :meth:`clean_temp`.
 
 One row per trajectory; the schema version is :data:`SCHEMA_VERSION`, stored in every row and in
-the Parquet metadata. Turns are a list of structs, score components a map.
+the Parquet metadata. Turns are a list of structs, score components a map. Version 2 added the
+failure class (``failure``) of every turn and trajectory; version-1 parts are upgraded on read,
+their class inferred from the status (:func:`upgrade_v1`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import pyarrow.parquet as pq
 from rlhub.errors import StoreError
 from rlhub.rollout import Trajectory
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PARTS = "trajectories"
 
 TURN = pa.struct([
@@ -42,7 +44,7 @@ TURN = pa.struct([
     ("feedback", pa.string()), ("error", pa.string()), ("exec_status", pa.string()),
     ("exec", pa.string()), ("observation", pa.string()), ("gen_s", pa.float64()),
     ("verify_s", pa.float64()), ("finish_reason", pa.string()), ("prompt_tokens", pa.int64()),
-    ("completion_tokens", pa.int64()), ("gen_attempts", pa.int32()),
+    ("completion_tokens", pa.int64()), ("gen_attempts", pa.int32()), ("failure", pa.string()),
 ])
 PROVENANCE = ("plugin", "distribution", "plugin_version", "domain_version", "verifier_hash",
               "sandbox_image", "sandbox_image_digest", "rlhub_version", "policy", "seed", "split",
@@ -52,8 +54,8 @@ SCHEMA = pa.schema([
     ("domain", pa.string()), ("task_id", pa.string()), ("task", pa.string()),
     ("sample_index", pa.int32()), ("reward", pa.float64()), ("passed", pa.bool_()),
     ("first_pass_attempt", pa.int32()), ("n_turns", pa.int32()), ("status", pa.string()),
-    ("error", pa.string()), ("started_at", pa.float64()), ("wall_s", pa.float64()),
-    ("turns", pa.list_(TURN)),
+    ("error", pa.string()), ("failure", pa.string()), ("started_at", pa.float64()),
+    ("wall_s", pa.float64()), ("turns", pa.list_(TURN)),
     ("plugin", pa.string()), ("distribution", pa.string()), ("plugin_version", pa.string()),
     ("domain_version", pa.string()), ("verifier_hash", pa.string()),
     ("sandbox_image", pa.string()), ("sandbox_image_digest", pa.string()),
@@ -76,7 +78,7 @@ def turn_row(turn: Any) -> dict[str, Any]:
         "exec": _dumps(turn.exec), "observation": turn.observation, "gen_s": turn.gen_s,
         "verify_s": turn.verify_s, "finish_reason": turn.finish_reason,
         "prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
-        "gen_attempts": turn.gen_attempts,
+        "gen_attempts": turn.gen_attempts, "failure": turn.failure,
     }
 
 
@@ -89,7 +91,8 @@ def trajectory_row(traj: Trajectory) -> dict[str, Any]:
         "task": _dumps(traj.task.to_dict()), "sample_index": traj.sample_index,
         "reward": traj.reward, "passed": traj.passed,
         "first_pass_attempt": traj.first_pass_attempt, "n_turns": len(traj.turns),
-        "status": traj.status, "error": traj.error, "started_at": traj.started_at,
+        "status": traj.status, "error": traj.error, "failure": traj.failure,
+        "started_at": traj.started_at,
         "wall_s": traj.wall_s, "turns": [turn_row(t) for t in traj.turns],
         "policy_info": _dumps(prov.get("policy_info")),
     }
@@ -239,7 +242,7 @@ class TrajectoryStore:
         if version > SCHEMA_VERSION or version < 1:
             raise StoreError(f"part {path}: expected schema version 1..{SCHEMA_VERSION}, found "
                              f"{version}; upgrade rlhub to read it")
-        return table
+        return upgrade_v1(table) if version == 1 else table
 
     def rows(self) -> list[dict[str, Any]]:
         """Every committed trajectory as a decoded dict (see :func:`decode_row`)."""
@@ -247,6 +250,29 @@ class TrajectoryStore:
 
     def job_keys(self) -> set[str]:
         return set(self.read_table().column("job_key").to_pylist())
+
+
+_V1_FAULTS = {"policy_error": "policy", "env_error": "verifier", "verify_timeout": "verifier"}
+
+
+def _v1_failure(record: dict[str, Any]) -> str:
+    """A version-1 turn's or row's failure class, from its status; a failure that recorded an
+    error was the hub's (version 1 gave verifier crashes and judge outages the minimum reward)."""
+    if record.get("passed"):
+        return "none"
+    if record.get("status") in _V1_FAULTS:
+        return _V1_FAULTS[record["status"]]
+    return "verifier" if record.get("error") else "answer"
+
+
+def upgrade_v1(table: pa.Table) -> pa.Table:
+    """A version-1 table in the current schema, each failure class inferred from its status."""
+    rows = table.to_pylist()
+    for row in rows:
+        row["failure"], row["schema_version"] = _v1_failure(row), SCHEMA_VERSION
+        for turn in row.get("turns") or []:
+            turn["failure"] = _v1_failure(turn)
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:

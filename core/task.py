@@ -8,6 +8,8 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rlhub.failures import is_trainable
+
 Prompt = str | list[dict[str, str]]
 
 
@@ -51,7 +53,9 @@ class Score:
 
     ``reward`` is finite and inside the domain's declared range; ``components`` holds every named
     reward component; ``error`` is set when verification itself failed (the reward is then the
-    range minimum); ``exec`` holds the sandbox result when code ran.
+    range minimum); ``exec`` holds the sandbox result when code ran; ``failure`` is the failure
+    class (:mod:`rlhub.failures`): ``none`` for a pass, ``answer``/``timeout`` for the model's own
+    failures, anything else for a fault that no trainer may learn from.
     """
 
     reward: float
@@ -60,6 +64,12 @@ class Score:
     feedback: str = ""
     error: str | None = None
     exec: dict[str, Any] | None = None
+    failure: str = "none"
+
+    @property
+    def trainable(self) -> bool:
+        """True when the score describes the model's answer, not a fault of the hub."""
+        return is_trainable(self.failure)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -29,6 +29,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from rlhub.failures import of_exception
 from rlhub.rollout import Turn, apply_step, final_reward
 from rlhub.task import Task
 
@@ -83,6 +84,7 @@ class EpisodeRunner:
         try:
             result = self.episode.step(completion)
         except Exception as exc:  # noqa: BLE001 - an episode crash ends that episode, as data
+            turn.failure = of_exception(exc)
             return self._crashed(turn, f"step() raised {type(exc).__name__}: {exc}", started)
         verify_ms = (time.perf_counter() - started) * 1e3
         apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
@@ -96,7 +98,7 @@ class EpisodeRunner:
         self.turns.append(turn)
         self.done = True
         score = {"reward": self.lo, "components": {}, "passed": False, "feedback": "",
-                 "error": error, "exec": None}
+                 "error": error, "exec": None, "failure": turn.failure}
         return self._answer(turn, None, score, (time.perf_counter() - started) * 1e3,
                             value=self.lo)
 

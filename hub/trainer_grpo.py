@@ -118,12 +118,12 @@ class Recorder:
                     {k: float(v) for k, v in score.components.items()}, score.passed,
                     feedback=score.feedback, error=score.error,
                     exec_status=(score.exec or {}).get("status"), exec=score.exec,
-                    gen_s=self.gen_s, verify_s=verify_s)
+                    gen_s=self.gen_s, verify_s=verify_s, failure=score.failure)
         return Trajectory(task.domain, task, sample, f"{task.id}#step{self.step}/{sample}",
                           turns=[turn], reward=float(score.reward), passed=bool(score.passed),
                           first_pass_attempt=0 if score.passed else None,
                           status="passed" if score.passed else "failed", error=score.error,
-                          wall_s=self.gen_s + verify_s,
+                          failure=score.failure, wall_s=self.gen_s + verify_s,
                           provenance=self.provenance[task.domain])
 
 

@@ -85,8 +85,9 @@ def check_gold(domain: Domain, tasks: Sequence[Task]) -> list[str]:
         score, seconds = _timed_verify(domain, task, task.gold)
         what = f"the gold completion of task {task.id}"
         problems += _range_problem(domain, score, what) + _time_problem(domain, seconds, what)
-        if score.error:
-            problems.append(f"{domain.id}: verifier raised on {what}: {score.error}")
+        if score.error or not score.trainable:
+            problems.append(f"{domain.id}: {what} failed with class {score.failure!r} "
+                            f"(expected 'none'): {score.error}")
         elif score.reward < hi:
             problems.append(f"{domain.id}: {what} scored {score.reward:g} (expected the maximum "
                             f"{hi:g}); feedback: {score.feedback[:200]!r}")
@@ -106,8 +107,9 @@ def check_bad_inputs(domain: Domain, tasks: Sequence[Task]) -> list[str]:
             score, seconds = _timed_verify(domain, task, completion)
             what = f"the {name} completion of task {task.id}"
             problems += _range_problem(domain, score, what) + _time_problem(domain, seconds, what)
-            if score.error:
-                problems.append(f"{domain.id}: verifier raised on {what}: {score.error}")
+            if score.error or not score.trainable:
+                problems.append(f"{domain.id}: {what} failed with class {score.failure!r}, "
+                                f"not the answer's (expected 'answer'): {score.error}")
             elif score.reward >= hi:
                 problems.append(f"{domain.id}: {what} scored the maximum {hi:g} "
                                 "(expected less)")

@@ -51,6 +51,8 @@ ENV = {"concurrency": "RLHUB_JUDGE_CONCURRENCY", "deadline_s": "RLHUB_JUDGE_DEAD
 class JudgeError(VerifierError):
     """A judge endpoint failed to give a usable judgement."""
 
+    failure = "judge"
+
 
 class JudgeMalformed(JudgeError):
     """The judge answered, but not in the required format."""

@@ -374,7 +374,7 @@ class Judge:
             raise exc
         value = float(self.fallback)
         return Verdict({self.component: value}, False, "", error=f"{type(exc).__name__}: {exc} "
-                       f"(fallback {value:g} used)")
+                       f"(fallback {value:g} used)", failure="judge")
 
     def _cached(self, ep: endpoints.JudgeEndpoint, model: str, task: Task, completion: str,
                 deadline: float) -> Judgement:

@@ -37,8 +37,8 @@ def test_a_gold_completion_that_fails_is_reported(reg):
 def test_a_verifier_that_raises_on_empty_input_is_reported(reg):
     tid = first_task(reg, "broken/crash-on-empty-v1").id
     assert problems(reg, "broken/crash-on-empty-v1") == [
-        f"broken/crash-on-empty-v1: verifier raised on the empty completion of task {tid}: "
-        "IndexError: string index out of range"
+        f"broken/crash-on-empty-v1: the empty completion of task {tid} failed with class "
+        "'verifier', not the answer's (expected 'answer'): IndexError: string index out of range"
     ]
 
 
