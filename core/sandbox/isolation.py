@@ -114,6 +114,7 @@ class SlotMemory:
         self.swap = [self._open(root, i, swap, os.O_WRONLY, optional=True) for i in range(count)]
         self.events = [self._open(root, i, events, os.O_RDONLY) for i in range(count)]
         self.current = [None] * count
+        self.seen = [self.oom_kills(i) for i in range(count)]
         if version == 2:  # v2 counts swap on its own: none for jobs
             for fd in self.swap:
                 if fd is not None:
@@ -141,6 +142,11 @@ class SlotMemory:
         for fd in files:
             os.pwrite(fd, data, 0)
         self.current[index] = nbytes
+
+    def oom_killed(self, index):
+        """Whether the OOM killer killed a process in slot ``index`` since the last call."""
+        before, self.seen[index] = self.seen[index], self.oom_kills(index)
+        return self.seen[index] > before
 
     def oom_kills(self, index):
         """How many processes the OOM killer has killed in slot ``index`` so far."""

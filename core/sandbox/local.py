@@ -44,7 +44,13 @@ from rlhub.sandbox.channel import (
     validate,
 )
 from rlhub.sandbox.host import SLOT_UID, UIDS_PER_WORKER, UidBlocks, detect
-from rlhub.sandbox.local_worker import NAMESPACED, WorkerProcess, WorkerSpec, missing_for
+from rlhub.sandbox.local_worker import (
+    NAMESPACED,
+    WorkerProcess,
+    WorkerSpec,
+    memory_cgroups_on,
+    missing_for,
+)
 
 PROTECTIONS = (*NAMESPACED, *WORKER_PROTECTIONS, *JOB_ISOLATION)
 Runtime = tuple[bool, tuple[str, ...]]  # (network, libraries): which pool a job runs in
@@ -82,8 +88,8 @@ class LocalBackend:
         for name in disable:
             self.support.why[name] = "turned off by the disable= option"
         self.blocks = UidBlocks(max(16, 4 * self.workers)) if self.support.root else None
-        cgroups = self.support.cgroups
-        self.cgroups = JobCgroups(cgroups) if cgroups.version and self.support.root else None
+        on = memory_cgroups_on(self.support, self.spec)
+        self.cgroups = JobCgroups(self.support.cgroups) if on else None
         self.pools: dict[Runtime, list[WorkerProcess | None]] = {}
         self.spawner = ThreadPoolExecutor(1, thread_name_prefix="rlhub-local-spawn")
         self.lock = threading.Lock()
@@ -120,7 +126,7 @@ class LocalBackend:
         block = self.blocks.take() if self.blocks else None
         host_uid = None if block is None or self.blocks is None else self.blocks.base(block)
         try:
-            worker = WorkerProcess(self.support, spec, host_uid, self.cgroups, f"g{block or 0}")
+            worker = WorkerProcess(self.support, spec, host_uid, self.cgroups, f"g{block}")
         except SandboxError:
             if block is not None and self.blocks:
                 self.blocks.give_back(block)

@@ -153,7 +153,6 @@ class Job:
         self.timed_out = False
         self.over = False
         self.dispatched = False
-        self.oom_kills = 0  # the slot's OOM-kill count when the job started
         self.why = ""  # why it could not be dispatched, when the worker knows
 
 
@@ -266,7 +265,6 @@ class Worker:
         index, limits = job.slot.index, job.header["limits"]
         try:
             self.memory.set_limit(index, (int(limits["memory_mb"]) + CONFIG["disk_mb"]) << 20)
-            job.oom_kills = self.memory.oom_kills(index)
         except OSError as exc:
             job.why = f"could not set the job's memory limit: {exc}"
             raise
@@ -363,15 +361,14 @@ class Worker:
     def finish(self, slot, status, cpu_s, max_rss_kb):
         job = slot.job
         leftovers = self.sweep(slot) + SLOT_NS.clear_ipc(slot.index)  # processes, IPC objects
+        oom = self.memory is not None and self.memory.oom_killed(slot.index)
         if job is None:  # a spare died before it got a job
             self.drop_spare(slot)
         else:
             for fd in list(job.open):
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
-            oom = job.dispatched and self.memory is not None and (
-                self.memory.oom_kills(slot.index) > job.oom_kills)
-            self.report(job, status, cpu_s, max_rss_kb, leftovers, oom)
+            self.report(job, status, cpu_s, max_rss_kb, leftovers, oom and job.dispatched)
         if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
         slot.busy, slot.pid, slot.job = False, None, None
