@@ -11,7 +11,8 @@ swap, reboot) and POSIX message queues. Two settings follow where the job runs:
   ``socketpair()`` gives only connected unix stream or seqpacket pairs, so no job can bind an
   abstract unix address another job could reach. Other families (vsock, packet, alg, ...) never.
 * ``sysv_ipc``: System V shared memory, semaphores and message queues, allowed only where each
-  slot has its own IPC namespace (which the worker empties after every job).
+  slot has its own IPC namespace (which the worker empties after every job) and a memory cgroup
+  (which bounds what the objects hold).
 
 A syscall through a foreign ABI (i386 ``int 0x80`` on x86_64) kills the process; x32 calls are
 denied like the listed ones.

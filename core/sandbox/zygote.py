@@ -362,10 +362,10 @@ def zygote_main(sock):
         pass
     subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # also what lets an unprivileged job take seccomp
+    CGROUP_PROCS.extend(open_cgroup_procs())
     program = seccomp_program(**seccomp_policy())
     if program is not None and seccomp_works(program):
         SECCOMP = program
-    CGROUP_PROCS.extend(open_cgroup_procs())
     sys.stdin = io.TextIOWrapper(
         io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
     )
@@ -424,7 +424,8 @@ def seccomp_policy():
         sockets = "all"  # loopback, abstract unix sockets and netlink are the slot's own
     else:
         sockets = "ip" if CONFIG.get("network") else "none"
-    return {"sockets": sockets, "sysv_ipc": "ipc" in SLOT_NS.kinds}
+    # System V objects are the slot's own and bounded by its memory cgroup, or not allowed at all
+    return {"sockets": sockets, "sysv_ipc": "ipc" in SLOT_NS.kinds and bool(CGROUP_PROCS)}
 
 
 def open_cgroup_procs():
