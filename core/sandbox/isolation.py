@@ -60,10 +60,14 @@ class SlotNamespaces:
         self.kinds = tuple(kinds)
         self.own = self._open()
         self.slots = []
+        self.listings = []  # per slot, /proc/sysvipc files opened inside its IPC namespace
         try:
             for _ in range(count if self.kinds else 0):
                 check(libc.unshare(sum(NS_FLAGS[k] for k in self.kinds)), "unshare")
                 self.slots.append(self._open())
+                if "ipc" in self.kinds:  # such a file lists the namespace it was opened in
+                    self.listings.append(
+                        {k: os.open(f"/proc/sysvipc/{k}", os.O_RDONLY) for k in IPC_KINDS})
                 if "net" in self.kinds:
                     loopback_up()
         finally:
@@ -81,22 +85,32 @@ class SlotNamespaces:
         return [fd for ns in (self.own, *self.slots) for fd in ns.values()]
 
     def clear_ipc(self, index):
-        """Remove every System V IPC object in slot ``index``'s namespace; returns how many."""
+        """Remove every System V IPC object in slot ``index``'s namespace; returns how many.
+
+        Listing costs a read per kind; only when something is left does the worker enter the
+        namespace to remove it."""
         if "ipc" not in self.kinds:
             return 0
-        self.enter({"ipc": self.slots[index]["ipc"]})
-        try:
-            return sum(clear_ipc_kind(kind, remove) for kind, remove in IPC_KINDS.items())
-        finally:
-            self.enter({"ipc": self.own["ipc"]})
+        rows = {kind: ipc_ids(fd) for kind, fd in self.listings[index].items()}
+        count = sum(map(len, rows.values()))
+        if count:
+            self.enter({"ipc": self.slots[index]["ipc"]})
+            try:
+                for kind, ids in rows.items():
+                    for ident in ids:
+                        IPC_KINDS[kind](ident)
+            finally:
+                self.enter({"ipc": self.own["ipc"]})
+        return count
 
 
-def clear_ipc_kind(kind, remove):
-    with open(f"/proc/sysvipc/{kind}", "rb") as f:
-        rows = f.read().splitlines()[1:]
-    for row in rows:
-        remove(int(row.split()[1]))
-    return len(rows)
+def ipc_ids(fd):
+    """The ids in a /proc/sysvipc listing (read afresh from its start)."""
+    data, offset = b"", 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        data += chunk
+        offset += len(chunk)
+    return [int(row.split()[1]) for row in data.splitlines()[1:] if row.strip()]
 
 
 class SlotMemory:
