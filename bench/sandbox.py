@@ -218,7 +218,8 @@ def protection_costs(
             try:
                 trials = []
                 for _ in range(rounds):
-                    rows = interleaved({"on": (backend_call(on), n), "off": (backend_call(off), n)}, 1)
+                    calls = {"on": (backend_call(on), n), "off": (backend_call(off), n)}
+                    rows = interleaved(calls, 1)
                     per_job = 1000 / rows["on"]["jobs_per_s"] - 1000 / rows["off"]["jobs_per_s"]
                     trials.append((per_job, rows))
                 trials.sort(key=lambda t: t[0])

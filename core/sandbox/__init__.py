@@ -21,9 +21,10 @@ LANGUAGES = ("python", "bash", "c", "cpp", "javascript")
 
 @dataclass
 class Limits:
-    """Per-job limits. ``memory_mb`` bounds the job's total memory (every process it starts,
-    plus its work dir's files beyond ``disk_mb``) where the backend has a memory cgroup per job,
-    and each process's address space always; ``output_bytes`` caps stdout and stderr each;
+    """Per-job limits. ``memory_mb`` bounds the memory of the whole job (every process it starts,
+    its pipes and IPC objects; its work dir's files, up to ``disk_mb``, come on top) where the
+    backend has a memory cgroup per job, and each process's address space always (see
+    ``missing``); ``output_bytes`` caps stdout and stderr each;
     ``disk_mb`` caps the work dir's files (and any one file's size); ``network`` opts the job
     into the host's network."""
 

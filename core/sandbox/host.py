@@ -20,7 +20,9 @@ from rlhub.sandbox.runtime import outside_runtime
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 UID_RANGE_BASE, UID_RANGE_SIZE, UIDS_PER_WORKER = 1_000_000, 1 << 16, 4096
 SLOT_UID = 1000
-LANGUAGE_TOOLS = {"python": "python", "bash": "bash", "c": "gcc", "cpp": "g++", "javascript": "node"}
+LANGUAGE_TOOLS = {
+    "python": "python", "bash": "bash", "c": "gcc", "cpp": "g++", "javascript": "node"
+}
 
 
 def world_executable(path: str) -> bool:

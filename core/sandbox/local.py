@@ -83,8 +83,8 @@ class LocalBackend:
         if not self.support.root:
             self.workers = max(self.workers, 2 * (os.cpu_count() or 1))  # one job per worker
         check_sizes(self.workers, slots, disk_mb, disable)
-        self.spec = WorkerSpec(slots, disk_mb, preload=tuple(PRELOAD if preload is None else preload),
-                               disabled=frozenset(disable))
+        preload = tuple(PRELOAD if preload is None else preload)
+        self.spec = WorkerSpec(slots, disk_mb, preload=preload, disabled=frozenset(disable))
         for name in disable:
             self.support.why[name] = "turned off by the disable= option"
         self.blocks = UidBlocks(max(16, 4 * self.workers)) if self.support.root else None
@@ -197,7 +197,7 @@ class LocalBackend:
             "disk_mb": self.spec.disk_mb,
             "python": self.support.python,
             "bwrap": self.support.bwrap,
-            "cgroup": None if self.cgroups is None else f"v{self.cgroups.version} {self.cgroups.root}",
+            "cgroup": self.cgroups and f"v{self.cgroups.version} {self.cgroups.root}",
         }
 
     def close(self) -> None:

@@ -86,7 +86,8 @@ def missing_for(support: HostSupport, spec: WorkerSpec, ready: dict[str, Any] | 
     missing += [] if root_ns else ["job_disk_quota"]
     kinds = facts["slot_namespaces"]
     missing += [] if "ipc" in kinds or facts["seccomp"] else ["private_ipc"]
-    missing += [] if "net" in kinds or facts["seccomp"] and not spec.network else ["private_sockets"]
+    sockets_denied = facts["seccomp"] and not spec.network
+    missing += [] if "net" in kinds or sockets_denied else ["private_sockets"]
     missing += [] if facts["hidden_processes"] else ["hidden_processes"]
     missing += [] if facts["memory_cgroup"] else ["job_memory_limit"]
     missing += [p for p in spec.disabled if p == "minimal_runtime" and sandboxed]
@@ -108,7 +109,8 @@ def predicted(support: HostSupport, spec: WorkerSpec) -> dict[str, Any]:
 
 
 def memory_cgroups_on(support: HostSupport, spec: WorkerSpec) -> bool:
-    return bool(support.root and support.cgroups.version and "job_memory_limit" not in spec.disabled)
+    wanted = "job_memory_limit" not in spec.disabled
+    return bool(support.root and support.cgroups.version and wanted)
 
 
 class WorkerProcess:

@@ -114,7 +114,8 @@ def filter_code(machine, sockets="all", sysv_ipc=True):
     if sockets == "all":
         code += [(JEQ, "socket", "allow", SOCKET[column])]
     else:
-        code += [(JEQ, "socket", 0, SOCKET[column]), (JEQ, "socketpair", "allow", SOCKETPAIR[column])]
+        code += [(JEQ, "socket", 0, SOCKET[column]),
+                 (JEQ, "socketpair", "allow", SOCKETPAIR[column])]
     code += [("label", "socket"), (LD, 0, 0, ARG0)]
     code += [(JEQ, "allow", 0, family) for family in SOCKET_FAMILIES[sockets]]
     code += [(RET, 0, 0, NO_FAMILY)]

@@ -391,7 +391,8 @@ def test_jobs_cannot_open_sockets_of_families_that_reach_past_the_sandbox(sandbo
         import socket
         opened = []
         for family, kind in [(40, socket.SOCK_STREAM), (38, socket.SOCK_SEQPACKET),
-                             (17, socket.SOCK_RAW), (30, socket.SOCK_DGRAM), (21, socket.SOCK_SEQPACKET)]:
+                             (17, socket.SOCK_RAW), (30, socket.SOCK_DGRAM),
+                             (21, socket.SOCK_SEQPACKET)]:
             try:
                 socket.socket(family, kind).close()
                 opened.append(family)
