@@ -10,10 +10,10 @@ and at full concurrency (one job in flight per core unless ``--concurrency``):
 * ``ray`` (with ``--ray``): the ray backend on a private local Ray instance;
 * ``local.typical_job``: a job that imports what solutions usually import, against spawning the
   same program (one round);
-* ``local.protection_costs`` / ``docker.protection_costs``: what each isolation protection costs
-  a job, measured by turning it off (``disable=``) in blocks alternating with the backend that has
-  every protection on (c=1, ``--rounds`` rounds, median round): ``per_job_ms`` is the difference
-  of the two mean job times, ``p50_delta_ms`` of the two medians.
+* ``local.protection_costs`` / ``docker.protection_costs``: what each isolation protection (and
+  ``all`` of them) costs a job, measured by turning it off (``disable=``) in blocks alternating
+  with the backend that has every protection on (c=1, ``--rounds`` rounds, median round):
+  ``per_job_ms`` is the difference of the two mean job times, ``p50_delta_ms`` of the medians.
 
 Each row reports jobs/s, p50 and p99 latency; ``ratios`` divide a backend's jobs/s by its
 baseline's, measured in blocks alternating with its own, and ``targets`` says whether the
@@ -135,8 +135,9 @@ def interleaved(
     runs = {name: ([], 0.0) for name in calls}
     for name, (call, _) in calls.items():
         closed_loop(call, 10, concurrency)  # warm-up
-    for _ in range(blocks):
-        for name, (call, n) in calls.items():
+    for block in range(blocks):
+        order = list(calls.items())
+        for name, (call, n) in order if block % 2 == 0 else order[::-1]:  # no order favoured
             closed_loop(call, 2 * concurrency, concurrency)  # back to steady state, unrecorded
             latencies, wall = closed_loop(call, max(concurrency, n // blocks), concurrency)
             runs[name] = (runs[name][0] + latencies, runs[name][1] + wall)
@@ -209,33 +210,34 @@ def pair(
 def protection_costs(
     make: Callable[..., Any], names: list[str], n: int, rounds: int
 ) -> dict[str, Any]:
-    """Per protection: the backend with every protection on against one with it turned off."""
+    """Per protection (and for all of them together, when there are several): the backend with
+    every protection on against one with it turned off."""
     out: dict[str, Any] = {}
-    on = make()
-    try:
-        for name in names:
-            off = make(disable=[name])
-            try:
-                trials = []
-                for _ in range(rounds):
-                    calls = {"on": (backend_call(on), n), "off": (backend_call(off), n)}
-                    rows = interleaved(calls, 1)
-                    per_job = 1000 / rows["on"]["jobs_per_s"] - 1000 / rows["off"]["jobs_per_s"]
-                    trials.append((per_job, rows))
-                trials.sort(key=lambda t: t[0])
-                per_job, rows = trials[len(trials) // 2]
-                out[name] = {
-                    "per_job_ms": round(per_job, 3),
-                    "p50_delta_ms": round(rows["on"]["p50_ms"] - rows["off"]["p50_ms"], 3),
-                    "round_per_job_ms": [round(t[0], 3) for t in trials],
-                    "on": rows["on"],
-                    "off": rows["off"],
-                    "missing_when_off": off.info()["missing"],
-                }
-            finally:
-                off.close()
-    finally:
-        on.close()
+    toggles = {name: [name] for name in names}
+    if len(names) > 1:
+        toggles["all"] = list(names)
+    for name, disable in toggles.items():
+        on, off = make(), make(disable=disable)  # both fresh, so neither is warmer
+        try:
+            trials = []
+            for _ in range(rounds):
+                calls = {"on": (backend_call(on), n), "off": (backend_call(off), n)}
+                rows = interleaved(calls, 1)
+                per_job = 1000 / rows["on"]["jobs_per_s"] - 1000 / rows["off"]["jobs_per_s"]
+                trials.append((per_job, rows))
+            trials.sort(key=lambda t: t[0])
+            per_job, rows = trials[len(trials) // 2]
+            out[name] = {
+                "per_job_ms": round(per_job, 3),
+                "p50_delta_ms": round(rows["on"]["p50_ms"] - rows["off"]["p50_ms"], 3),
+                "round_per_job_ms": [round(t[0], 3) for t in trials],
+                "on": rows["on"],
+                "off": rows["off"],
+                "missing_when_off": off.info()["missing"],
+            }
+        finally:
+            on.close()
+            off.close()
     return out
 
 
