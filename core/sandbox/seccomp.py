@@ -102,6 +102,20 @@ def assemble(program):
     return out
 
 
+def search(numbers, hit, miss, name="n"):
+    """Jump to ``hit`` when the accumulator is one of the sorted ``numbers``, else to ``miss``:
+    a binary search, so a syscall passes the filter in a dozen instructions, and the kernel's
+    cache of always-allowed syscalls (built by running the filter once per syscall when it is
+    installed, in every job) costs a few microseconds instead of a tenth of a millisecond."""
+    if len(numbers) <= 3:
+        return [("label", name)] + [(JEQ, hit, 0, n) for n in numbers[:-1]] + [
+            (JEQ, hit, miss, numbers[-1])]
+    half = len(numbers) // 2
+    return ([("label", name), (JGE, f"{name}r", 0, numbers[half])]
+            + search(numbers[:half], hit, miss, f"{name}l")
+            + search(numbers[half:], hit, miss, f"{name}r"))
+
+
 def filter_code(machine, sockets="all", sysv_ipc=True):
     """The filter for ``machine`` (a key of :data:`AUDIT_ARCH`) as BPF tuples."""
     column = 0 if machine == "x86_64" else 1
@@ -110,7 +124,8 @@ def filter_code(machine, sockets="all", sysv_ipc=True):
     code = [(LD, 0, 0, 4), (JEQ, 1, 0, AUDIT_ARCH[machine]), (RET, 0, 0, KILL), (LD, 0, 0, 0)]
     if machine == "x86_64":
         code.append((JGE, "deny", 0, 0x40000000))  # the x32 ABI
-    code += [(JEQ, "deny", 0, nr) for nr in numbers]
+    code += search(numbers, "deny", "listed")
+    code += [("label", "listed")]
     if sockets == "all":
         code += [(JEQ, "socket", "allow", SOCKET[column])]
     else:
