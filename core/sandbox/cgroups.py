@@ -98,18 +98,15 @@ def read(path: Path) -> str:
 
 
 def delegated(support: CgroupSupport) -> CgroupSupport:
-    """Under v2, child cgroups get the memory controller only when the parent enables it."""
+    """Under v2, child cgroups get the memory controller only when the parent enables it; rlhub
+    uses it where it is enabled already, and never changes its own cgroup's settings."""
     assert support.parent is not None
-    control = support.parent / "cgroup.subtree_control"
-    if "memory" in read(control).split():
+    if "memory" in read(support.parent / "cgroup.subtree_control").split():
         return support
-    try:
-        control.write_text("+memory")
-        return support
-    except OSError as exc:
-        return CgroupSupport(None, None, f"cgroup v2: the memory controller is not delegated to "
-                                         f"{support.parent} ({exc}); run rlhub in a cgroup with "
-                                         "memory delegated (e.g. a systemd scope, Delegate=yes)")
+    return CgroupSupport(None, None, f"cgroup v2: the memory controller is not enabled for the "
+                                     f"children of {support.parent} (cgroup.subtree_control); run "
+                                     "rlhub in a cgroup that delegates memory (e.g. a systemd "
+                                     "scope with Delegate=yes)")
 
 
 def usable(support: CgroupSupport) -> CgroupSupport:
