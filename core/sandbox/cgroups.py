@@ -1,20 +1,24 @@
 """Memory cgroups for sandbox jobs, made on the host and handed to each worker: one per slot.
 
 ``memory_mb`` bounds a job's total (every process it starts, its work dir's tmpfs pages, its IPC
-objects, pipes and kernel memory) through the memory cgroup of the slot it runs in. The tree lives
-under this process's own memory cgroup, so whatever bounds rlhub bounds its jobs too::
+objects, pipes and kernel memory) through the memory cgroup of the slot it runs in::
 
-    <our cgroup>/rlhub-sandbox-<pid>-<n>/<group>/s<k>      one group per worker or container
+    <parent>/rlhub-sandbox-<pid>-<n>/<group>/s<k>      one group per worker or container
 
 A group is owned by the uid its worker runs as and is mode 0700, so the worker sets limits and
 its children join their slot before they drop to the slot's uid, and jobs can reach none of it.
 
-cgroup v1 (the ``memory`` hierarchy) and v2 (a unified tree whose memory controller is delegated
-to our cgroup) are supported. Under v2 a process may move only between cgroups whose common
-ancestor's ``cgroup.procs`` it may write, so the worker itself is put in ``<group>/worker`` and
-the group's ``cgroup.procs`` is given to it. :func:`detect` says why when neither is usable; the
-backends then list ``job_memory_limit`` as missing and ``memory_mb`` falls back to a per-process
-address-space limit (a job's total is then bounded by ``memory_mb`` times its process limit).
+cgroup v1: ``<parent>`` is this process's own cgroup in the ``memory`` hierarchy, so whatever
+bounds rlhub bounds its jobs too. cgroup v2: a cgroup with processes cannot enable controllers for
+children, so ``<parent>`` is the cgroup *above* ours, used when it enables memory for its children
+(a delegated cgroup, e.g. a systemd scope with ``Delegate=yes`` running rlhub in a leaf); rlhub
+never changes its cgroups' settings. A process may move only between cgroups whose common
+ancestor's ``cgroup.procs`` it may write, so under v2 the worker itself is put in
+``<group>/worker`` and the group's ``cgroup.procs`` is given to it. (This machine's kernel binds
+memory to v1, so the v2 path is written to the kernel's rules but not exercised by the suite.)
+:func:`detect` says why when neither is usable; the backends then list ``job_memory_limit`` as
+missing and ``memory_mb`` falls back to a per-process address-space limit (a job's total is then
+bounded by ``memory_mb`` times its process limit).
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def detect() -> CgroupSupport:
                 return usable(CgroupSupport(1, inside(point, root, path)))
     for root, point, fstype, _ in mounts():
         if fstype == "cgroup2" and "" in own and own[""].startswith(root):
-            parent = inside(point, root, own[""])
+            parent = inside(point, root, os.path.dirname(own[""].rstrip("/")) or "/")
             if "memory" in read(parent / "cgroup.controllers").split():
                 return usable(delegated(CgroupSupport(2, parent)))
     return CgroupSupport(None, None, "no cgroup hierarchy with the memory controller is mounted "
@@ -98,15 +102,14 @@ def read(path: Path) -> str:
 
 
 def delegated(support: CgroupSupport) -> CgroupSupport:
-    """Under v2, child cgroups get the memory controller only when the parent enables it; rlhub
-    uses it where it is enabled already, and never changes its own cgroup's settings."""
+    """Under v2, child cgroups get the memory controller only where their parent enables it."""
     assert support.parent is not None
     if "memory" in read(support.parent / "cgroup.subtree_control").split():
         return support
-    return CgroupSupport(None, None, f"cgroup v2: the memory controller is not enabled for the "
-                                     f"children of {support.parent} (cgroup.subtree_control); run "
-                                     "rlhub in a cgroup that delegates memory (e.g. a systemd "
-                                     "scope with Delegate=yes)")
+    return CgroupSupport(None, None, f"cgroup v2: {support.parent} does not enable the memory "
+                                     "controller for its children (cgroup.subtree_control); run "
+                                     "rlhub in a leaf of a cgroup that delegates memory (e.g. a "
+                                     "systemd scope with Delegate=yes)")
 
 
 def usable(support: CgroupSupport) -> CgroupSupport:
