@@ -40,12 +40,18 @@ def exec_file(
     ),
     wall_s: float = typer.Option(10.0, "--wall-s", help="Wall-clock limit, seconds."),
     cpu_s: float = typer.Option(10.0, "--cpu-s", help="CPU-time limit, seconds."),
-    memory_mb: int = typer.Option(512, "--memory-mb", help="Address-space limit, MiB."),
+    memory_mb: int = typer.Option(
+        512, "--memory-mb", help="Memory of the whole job, MiB (each process's address space "
+        "where the backend has no memory cgroup: see `rlhub sandbox info`)."
+    ),
     output_bytes: int = typer.Option(
         1 << 20, "--output-bytes", help="Cap on stdout and on stderr."
     ),
     processes: int = typer.Option(64, "--processes", help="Process/thread limit."),
     network: bool = typer.Option(False, "--network", help="Give the job the host's network."),
+    library: list[str] = typer.Option(
+        None, "--library", help="An installed distribution the job may import (repeatable)."
+    ),
     stdin: Path = typer.Option(
         None, "--stdin", exists=True, dir_okay=False, help="File whose bytes are the job's stdin."
     ),
@@ -72,6 +78,7 @@ def exec_file(
         language=language,
         stdin=stdin.read_bytes() if stdin else "",
         limits=limits,
+        libraries=list(library or []),
     )
     try:
         result = get_backend(backend).run(request)
@@ -105,11 +112,15 @@ def info(
     """Say which protections each sandbox backend has in force on this machine."""
     from rlhub.errors import RlhubError
     from rlhub.sandbox import close_all, get_backend
+    from rlhub.sandbox.channel import PROTECTION_NOTES
 
     reports = []
     for name in backend or ["local", "docker"]:
         try:
-            reports.append(get_backend(name).info())
+            report = get_backend(name).info()
+            names = [*report["active"], *report["missing"]]
+            report["notes"] = {p: PROTECTION_NOTES.get(p, "") for p in names}
+            reports.append(report)
         except RlhubError as exc:
             reports.append({"backend": name, "available": False, "error": str(exc)})
     close_all()
@@ -129,6 +140,10 @@ def _print_info(report: dict[str, object]) -> None:
     typer.echo("  active:  " + ", ".join(report.get("active", [])))  # type: ignore[arg-type]
     missing = report.get("missing") or []
     typer.echo("  missing: " + (", ".join(missing) if missing else "none"))  # type: ignore[arg-type]
-    for key, why in dict(report.get("why") or {}).items():  # type: ignore[call-overload]
+    notes = dict(report.get("notes") or {})  # type: ignore[call-overload]
+    whys = dict(report.get("why") or {})  # type: ignore[call-overload]
+    for name in missing:  # type: ignore[attr-defined]
+        typer.echo(f"    {name} ({notes.get(name, '')}): {whys.pop(name, 'not in force')}")
+    for key, why in whys.items():
         typer.echo(f"    {key}: {why}")
     typer.echo("  languages: " + ", ".join(report.get("languages", [])))  # type: ignore[arg-type]

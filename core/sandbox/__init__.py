@@ -21,8 +21,12 @@ LANGUAGES = ("python", "bash", "c", "cpp", "javascript")
 
 @dataclass
 class Limits:
-    """Per-job limits. ``output_bytes`` caps stdout and stderr each; ``disk_mb`` caps the work
-    dir's files (and any one file's size); ``network`` opts the job into the host's network."""
+    """Per-job limits. ``memory_mb`` bounds the memory of the whole job (every process it starts,
+    its pipes and IPC objects; its work dir's files, up to ``disk_mb``, come on top) where the
+    backend has a memory cgroup per job, and each process's address space always (see
+    ``missing``); ``output_bytes`` caps stdout and stderr each;
+    ``disk_mb`` caps the work dir's files (and any one file's size); ``network`` opts the job
+    into the host's network."""
 
     wall_s: float = 10.0
     cpu_s: float = 10.0
@@ -47,7 +51,8 @@ class Limits:
 @dataclass
 class ExecRequest:
     """One job: a program in ``language`` (``code``), extra ``files``, ``argv``, ``stdin``
-    (text, or bytes for binary input) and ``env`` entries added to the sandbox's clean env."""
+    (text, or bytes for binary input), ``env`` entries added to the sandbox's clean env, and the
+    ``libraries`` (installed distributions) it may import beyond the standard library."""
 
     code: str
     language: str = "python"
@@ -56,12 +61,14 @@ class ExecRequest:
     stdin: str | bytes = ""
     limits: Limits = field(default_factory=Limits)
     env: dict[str, str] = field(default_factory=dict)
+    libraries: list[str] = field(default_factory=list)
 
 
 @dataclass
 class ExecResult:
     """What a job did. ``missing`` names every protection that was not in force for it;
-    ``leftovers`` counts processes the job left running that the sandbox killed after it."""
+    ``leftovers`` counts what the job left behind that the sandbox removed after it: processes
+    still running and System V IPC objects."""
 
     status: str
     exit_code: int | None

@@ -36,6 +36,46 @@ WORKER_PROTECTIONS = (
     "process_cleanup",
     "seccomp",
 )
+# What keeps concurrent and successive jobs apart; each backend provides them its own way.
+JOB_ISOLATION = (
+    "minimal_runtime",
+    "private_ipc",
+    "private_sockets",
+    "hidden_processes",
+    "job_memory_limit",
+    "job_disk_quota",
+)
+PROTECTION_NOTES = {
+    "user_namespace": "the sandbox runs in a user namespace of its own",
+    "pid_namespace": "jobs see and signal no process outside the sandbox",
+    "mount_namespace": "the sandbox's file system view is its own",
+    "network_namespace": "no network: jobs reach neither the host's loopback nor anything else",
+    "ipc_namespace": "the sandbox has an IPC namespace of its own",
+    "readonly_root": "everything outside the work dir is read-only",
+    "no_nested_userns": "jobs cannot create user namespaces",
+    "private_workdir": "each job has a fresh work dir no other job can read",
+    "per_job_uid": "each running job has a uid no other job has (signals, /proc, NPROC)",
+    "rlimits": "cpu, address space, processes, file size and open files are limited per job",
+    "wall_timeout": "a job is killed at its wall-clock limit",
+    "output_caps": "stdout and stderr are capped",
+    "clean_env": "jobs get a fixed environment, never the host's",
+    "process_cleanup": "every process a job starts dies with it (setsid and double forks too)",
+    "seccomp": "a filter denies syscalls that widen the kernel's attack surface",
+    "minimal_runtime": "jobs see a read-only runtime (interpreter, its standard library, tools, "
+                       "declared libraries) and their work dir; no home, project, virtualenv, "
+                       "$RLHUB_HOME, dataset or plugin source",
+    "private_ipc": "System V IPC and POSIX queues are the job's own (or denied); what a job "
+                   "leaves is removed and counted in leftovers",
+    "private_sockets": "no loopback, abstract unix socket or netlink channel between jobs",
+    "hidden_processes": "a job sees only its own processes in /proc",
+    "job_memory_limit": "memory_mb bounds the job's total (all its processes, files, IPC) through "
+                        "a memory cgroup per slot",
+    "job_disk_quota": "a job's files live in a filesystem of their own of disk_mb",
+    "memory_cgroup": "the container's memory is bounded",
+    "pids_cgroup": "the container's processes are bounded",
+    "capabilities_dropped": "the container holds only the capabilities the worker needs",
+    "no_new_privileges": "no process in the container gains privileges by exec",
+}
 # The file each language's code is written to in the work dir (worker.SOURCES), and for C/C++ the
 # binary it is compiled to: request files may not take these names.
 OWN_FILES = {
@@ -68,13 +108,19 @@ def warm_program(source: str) -> bool:
     return True
 
 
+WORKER_PARTS = ("isolation.py", "seccomp.py", "zygote.py", "worker.py")
+
+
 def worker_source() -> str:
-    """The resident worker's source, passed to ``python3 -c`` wherever a worker starts."""
-    return resources.files("rlhub.sandbox").joinpath("worker.py").read_text()
+    """The resident worker's source, passed to ``python3 -c`` wherever a worker starts: its
+    parts joined in order (each imports the earlier ones only when loaded as a module)."""
+    package = resources.files("rlhub.sandbox")
+    return "\n".join(package.joinpath(part).read_text() for part in WORKER_PARTS)
 
 
-def validate(request: ExecRequest, languages: tuple[str, ...]) -> None:
-    """Raise :class:`SandboxError` when ``request`` cannot run on a backend with ``languages``."""
+def validate(request: ExecRequest, languages: tuple[str, ...], disk_mb: int) -> None:
+    """Raise :class:`SandboxError` when ``request`` cannot run on a backend with ``languages``
+    whose jobs' work dirs hold ``disk_mb``."""
     if request.language not in LANGUAGES:
         raise SandboxError(
             f"language: expected one of {list(LANGUAGES)}, found {request.language!r}"
@@ -101,6 +147,11 @@ def validate(request: ExecRequest, languages: tuple[str, ...]) -> None:
             raise SandboxError(
                 f"limits.{key}: expected a positive number, found {getattr(limits, key)}"
             )
+    if limits.disk_mb > disk_mb:
+        raise SandboxError(
+            f"limits.disk_mb: expected at most {disk_mb} (the work dir this backend gives each "
+            f"job), found {limits.disk_mb}; start the backend with disk_mb={limits.disk_mb}"
+        )
 
 
 def encode(job_id: int, request: ExecRequest) -> bytes:
@@ -140,7 +191,7 @@ def classify(report: dict[str, Any], limits: Limits) -> str:
     cpu_limit = max(1, int(limits.cpu_s + 0.999))
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and report["cpu_s"] >= cpu_limit - 0.05):
         return "timeout"
-    if code != 0 and (
+    if report.get("oom") or code != 0 and (
         report["memory_words"]
         or (
             sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
@@ -159,7 +210,7 @@ def to_result(
     status = classify(report, limits)
     detail = "compile error" if report.get("compile_error") else ""
     if status == "infra_error":
-        detail = "the worker could not start the job"
+        detail = report.get("why") or "the worker could not start the job"
     return ExecResult(
         status,
         report["exit_code"],

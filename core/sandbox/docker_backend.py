@@ -4,11 +4,19 @@ A job never costs a ``docker exec`` or ``docker run``: each container's PID 1 is
 worker (passed to ``python3 -I -S -c``, so any image with Python works), and jobs travel over a
 unix socket in a bind-mounted host directory that the worker unlinks once the host connects.
 
-Every container runs with ``--network none``, memory and pids limits, a read-only root with a
-tmpfs work area, ``ipc=none``, ``no-new-privileges`` and every capability dropped except the six
-the worker needs to give each job its own uid (SETUID, SETGID, KILL, CHOWN, DAC_OVERRIDE,
-FOWNER). Jobs themselves run as distinct unprivileged uids with no capabilities. A container is
-recycled after ``jobs_per_container`` jobs and after any job that hit a limit.
+Every container runs with ``--network none``, memory and pids limits, a read-only root,
+``ipc=none``, ``no-new-privileges`` and every capability dropped except the six the worker needs
+to give each job its own uid (SETUID, SETGID, KILL, CHOWN, DAC_OVERRIDE, FOWNER). Jobs themselves
+run as distinct unprivileged uids with no capabilities. Concurrent jobs in one container never
+share a resource one of them could exhaust or use to talk: each slot has a tmpfs of its own
+(``/work/s<k>``, ``disk_mb``, reachable by the slot's group only) and a memory cgroup of its own
+(made on the host, ``cgroups.py``, bind-mounted where only the worker can reach it), the pids limit
+covers every slot at its process limit, and the worker's seccomp filter denies sockets other than
+connected unix pairs and System V IPC (the slots share the container's network and IPC
+namespaces, which the worker cannot divide without CAP_SYS_ADMIN). The one thing still shared is
+``/proc``: jobs of one container see each other's processes (``hidden_processes`` is missing
+unless ``slots=1``). A container is recycled after ``jobs_per_container`` jobs and after any job
+that hit a limit.
 
 Images: ``image=`` names one; ``dockerfile=`` (with an optional ``context``) builds one tagged
 by the content hash of the Dockerfile and its context, so a domain's image is built once per
@@ -22,6 +30,7 @@ import asyncio
 import atexit
 import hashlib
 import json
+import platform
 import shutil
 import socket
 import tempfile
@@ -36,8 +45,11 @@ from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
+from rlhub.sandbox.cgroups import JobCgroups
+from rlhub.sandbox.cgroups import detect as detect_cgroups
 from rlhub.sandbox.channel import (
     GRACE_S,
+    JOB_ISOLATION,
     PRELOAD,
     WARM_PROGRAMS,
     WORKER_PROTECTIONS,
@@ -46,7 +58,8 @@ from rlhub.sandbox.channel import (
     validate,
     worker_source,
 )
-from rlhub.sandbox.local import SLOT_UID, UIDS_PER_WORKER, UidLease
+from rlhub.sandbox.host import SLOT_UID, UidBlocks
+from rlhub.sandbox.local_worker import SECCOMP_MACHINES
 
 BASE_IMAGE = "rlhub-sandbox-base:py3.11"
 CAPS = ["SETUID", "SETGID", "KILL", "CHOWN", "DAC_OVERRIDE", "FOWNER"]
@@ -60,12 +73,15 @@ PROTECTIONS = (
     "readonly_root",
     "user_namespace",
     *WORKER_PROTECTIONS,
+    *JOB_ISOLATION,
     "memory_cgroup",
     "pids_cgroup",
     "capabilities_dropped",
     "no_new_privileges",
 )
 LABEL = "rlhub.sandbox"
+WORKER_PIDS = 64  # the worker, its zygote and the spare: what the pids limit keeps beyond jobs
+CGROUP_DIR = "/run/rlhub-cg"
 
 
 def engine_problem() -> str | None:
@@ -126,51 +142,22 @@ class ContainerWorker:
         self.jobs = 0
         self.retiring = False
         self.backend = backend
+        self.give_back_lock = threading.Lock()
         # A uid block no live container has, not even the draining one this replaces: the
         # kernel counts RLIMIT_NPROC per host uid, across containers.
-        self.block: int | None = backend.take_uid_block()
+        self.block: int | None = backend.blocks.take()
+        self.uid_base = backend.blocks.base(self.block) + SLOT_UID
         self.dir = tempfile.mkdtemp(prefix="rlhub-docker-")
         Path(self.dir).chmod(0o755)
-        config = {
-            "slots": backend.slots,
-            "disk_mb": backend.disk_mb,
-            "mount_ns": False,
-            "jobs_dir": "/work/jobs",
-            "listen": "/run/rlhub/worker.sock",
-            "uid_base": backend.lease.base + self.block * UIDS_PER_WORKER + SLOT_UID,
-            "tools": backend.tools,
-            "own_userns": False,
-            "preload": backend.preload,
-            "warm_programs": list(WARM_PROGRAMS),
-        }
+        self.group = None
         import docker
 
         try:
-            self.container = backend.client.containers.run(
-                backend.image,
-                ["python3", "-I", "-S", "-c", worker_source(), json.dumps(config)],
-                detach=True,
-                network_mode="none",
-                read_only=True,
-                user="0:0",
-                tmpfs={"/work": f"size={backend.tmpfs_mb}m,mode=0711"},
-                volumes={self.dir: {"bind": "/run/rlhub", "mode": "rw"}},
-                mem_limit=f"{backend.memory_mb}m",
-                memswap_limit=f"{backend.memory_mb}m",
-                pids_limit=backend.pids,
-                cap_drop=["ALL"],
-                cap_add=CAPS,
-                ipc_mode="none",
-                security_opt=["no-new-privileges"],
-                environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
-                labels={LABEL: "1"},
-                auto_remove=True,  # the worker exits when its socket closes, even if we crash
-                log_config={"type": "none"},
-                working_dir="/work",
-            )
-        except docker.errors.DockerException as exc:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self._give_back_block()
+            if backend.cgroups is not None:  # root-owned, 0700: the worker's, not the jobs'
+                self.group = backend.cgroups.group(f"c{self.block}", backend.slots, 0)
+            self.container = backend.client.containers.run(backend.image, **self.run_options())
+        except (docker.errors.DockerException, OSError) as exc:
+            self.remove()
             raise SandboxError(
                 f"docker sandbox: could not start a worker container from {backend.image}: {exc}"
             ) from exc
@@ -181,6 +168,58 @@ class ContainerWorker:
         except SandboxError:
             self.remove()
             raise
+        backend.note_worker(self.channel.ready)
+
+    def config(self) -> dict[str, Any]:
+        backend = self.backend
+        return {
+            "slots": backend.slots,
+            "disk_mb": backend.disk_mb,
+            "mount_ns": False,
+            "slot_tmpfs": True,
+            "jobs_dir": "/work",
+            "listen": "/run/rlhub/worker.sock",
+            "uid_base": self.uid_base,
+            "tools": backend.tools,
+            "own_userns": False,
+            "preload": backend.preload,
+            "warm_programs": list(WARM_PROGRAMS),
+            "site_packages": True,  # the image is the domain's declared runtime
+            "cgroup": CGROUP_DIR if self.group else None,
+            "cgroup_version": 1,
+        }
+
+    def run_options(self) -> dict[str, Any]:
+        """``containers.run`` options: hardening, one tmpfs per slot, the slots' cgroups."""
+        backend = self.backend
+        tmpfs = {"/work": "size=1m,mode=0711"}
+        for k in range(backend.slots):  # root-owned, traversable by the slot's group alone
+            tmpfs[f"/work/s{k}"] = (f"size={backend.disk_mb}m,nr_inodes=8192,uid=0,"
+                                    f"gid={self.uid_base + k},mode=0710,exec")
+        volumes = {self.dir: {"bind": "/run/rlhub", "mode": "rw"}}
+        if self.group is not None:
+            volumes[str(self.group)] = {"bind": CGROUP_DIR, "mode": "rw"}
+        return {
+            "command": ["python3", "-I", "-S", "-c", worker_source(), json.dumps(self.config())],
+            "detach": True,
+            "network_mode": "none",
+            "read_only": True,
+            "user": "0:0",
+            "tmpfs": tmpfs,
+            "volumes": volumes,
+            "mem_limit": f"{backend.memory_mb}m",
+            "memswap_limit": f"{backend.memory_mb}m",
+            "pids_limit": backend.pids,
+            "cap_drop": ["ALL"],
+            "cap_add": CAPS,
+            "ipc_mode": "none",
+            "security_opt": ["no-new-privileges"],
+            "environment": {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+            "labels": {LABEL: "1"},
+            "auto_remove": True,  # the worker exits when its socket closes, even if we crash
+            "log_config": {"type": "none"},
+            "working_dir": "/work",
+        }
 
     def _connect(self, path: Path) -> socket.socket:
         import docker
@@ -215,24 +254,31 @@ class ContainerWorker:
         return self.channel.alive and not self.retiring
 
     def remove(self) -> None:
+        """Remove the container, then what it held (its dirs, cgroups, uid block), once."""
         try:
             self.container.remove(force=True)
-        except Exception:  # noqa: BLE001 - already gone
+        except Exception:  # noqa: BLE001 - already gone, or never started
             pass
         if hasattr(self, "sock"):
             self.sock.close()
         shutil.rmtree(self.dir, ignore_errors=True)
-        self._give_back_block()
-
-    def _give_back_block(self) -> None:
-        self.backend.give_back_uid_block(self)
+        with self.give_back_lock:  # the drain thread and close() may both get here
+            block, self.block = self.block, None
+        if block is None:
+            return
+        if self.group is not None and self.backend.cgroups is not None:
+            self.backend.cgroups.remove_group(self.group)
+        self.backend.blocks.give_back(block)
 
 
 class DockerBackend:
     """See the module docstring. Options: ``image``, ``dockerfile``, ``context``, ``containers``,
-    ``slots`` (jobs in flight per container), ``jobs_per_container``, ``memory_mb`` and ``pids``
-    (per container), ``tmpfs_mb``, ``disk_mb`` (per job), ``preload`` (modules each worker
-    imports once; default :data:`~rlhub.sandbox.channel.PRELOAD`)."""
+    ``slots`` (jobs in flight per container), ``jobs_per_container``, ``memory_mb`` (the
+    container's own, beyond its jobs' cgroups), ``pids`` (per container; by default room for
+    every slot at 64 processes), ``disk_mb`` (each slot's tmpfs, and the most a request may ask),
+    ``preload`` (modules each worker imports once; default
+    :data:`~rlhub.sandbox.channel.PRELOAD`), ``disable`` (``["job_memory_limit"]`` runs jobs
+    without their own memory cgroups, e.g. to measure what they cost)."""
 
     name = "docker"
 
@@ -245,11 +291,11 @@ class DockerBackend:
         slots: int = 16,
         jobs_per_container: int = 1000,
         memory_mb: int = 4096,
-        pids: int = 512,
-        tmpfs_mb: int = 512,
+        pids: int | None = None,
         disk_mb: int = 64,
         tools: dict[str, str] | None = None,
         preload: Sequence[str] | None = None,
+        disable: Sequence[str] = (),
     ):
         import os
 
@@ -269,7 +315,9 @@ class DockerBackend:
         self.image = ensure_image(self.client, image, dockerfile, context)
         self.containers = containers or max(1, os.cpu_count() or 1)
         self.slots, self.jobs_per_container = slots, jobs_per_container
-        self.memory_mb, self.pids, self.tmpfs_mb, self.disk_mb = memory_mb, pids, tmpfs_mb, disk_mb
+        self.memory_mb, self.disk_mb = memory_mb, disk_mb
+        self.pids = pids or slots * 64 + WORKER_PIDS
+        self.job_processes = (self.pids - WORKER_PIDS) // slots  # what one job may ask for
         self.preload = list(PRELOAD if preload is None else preload)
         self.tools = tools or {
             "bash": "/bin/bash",
@@ -279,46 +327,69 @@ class DockerBackend:
             "node": "/usr/bin/node",
         }
         self.languages = self._languages(image is not None or dockerfile is not None)
+        self.why: dict[str, str] = {}
+        self.cgroups = self._cgroups(disable)
         self.missing = self._missing()
+        self.libraries: set[str] | None = None  # what the image has, once a worker said
         # UID_BLOCKS_PER_CONTAINER blocks per pool place: a replacement starts while the
         # container it replaces may still be draining.
-        self.uid_blocks = list(range(self.containers * UID_BLOCKS_PER_CONTAINER))
-        self.uid_blocks_lock = threading.Lock()
-        self.lease = UidLease(len(self.uid_blocks) * UIDS_PER_WORKER)
+        self.blocks = UidBlocks(self.containers * UID_BLOCKS_PER_CONTAINER)
         self.pool: list[ContainerWorker | None] = [None] * self.containers
         self.draining: set[ContainerWorker] = set()  # retired, finishing their last jobs
         self.lock = threading.Lock()
         self.closed = False
         atexit.register(self.close)
 
-    def take_uid_block(self) -> int:
-        with self.uid_blocks_lock:
-            if not self.uid_blocks:
-                raise SandboxError(
-                    "docker sandbox: every uid block is held by a live or draining container; "
-                    "expected one free (containers are being replaced faster than they drain)"
-                )
-            return self.uid_blocks.pop(0)
-
-    def give_back_uid_block(self, worker: ContainerWorker) -> None:
-        with self.uid_blocks_lock:  # once per worker, whichever thread removes it first
-            if worker.block is not None:
-                self.uid_blocks.append(worker.block)
-                worker.block = None
-
     def _languages(self, custom: bool) -> tuple[str, ...]:
         # The offline base image has python and bash only; custom images may add toolchains,
         # and a job whose tool is absent fails inside the container with a clear stderr.
         return ("python", "bash", "c", "cpp", "javascript") if custom else ("python", "bash")
+
+    def _cgroups(self, disable: Sequence[str]) -> JobCgroups | None:
+        if set(disable) - {"job_memory_limit"}:
+            raise SandboxError(f"docker sandbox: disable: expected only 'job_memory_limit' (the "
+                               f"other protections cost jobs nothing here), found {list(disable)}")
+        if "job_memory_limit" in disable:
+            self.why["job_memory_limit"] = "turned off by the disable= option"
+            return None
+        support = detect_cgroups()
+        if support.version == 1:
+            return JobCgroups(support)
+        why = support.why or ("cgroup v2: the engine gives containers a cgroup namespace of "
+                               "their own, so the host cannot hand them per-slot cgroups")
+        self.why["job_memory_limit"] = (f"{why}; memory_mb bounds each process's address space, "
+                                        "and the container's memory_mb all its jobs together")
+        return None
 
     def _missing(self) -> list[str]:
         security = " ".join(self.client.info().get("SecurityOptions", []))
         missing = []
         if "userns" not in security:
             missing.append("user_namespace")
+            self.why["user_namespace"] = ("the engine runs without userns-remap: the worker is "
+                                          "the host's root, with six capabilities only")
         if "seccomp" not in security:
             missing.append("seccomp")
-        return missing
+        if platform.machine() not in SECCOMP_MACHINES:  # the worker's filter does the denying
+            missing += ["private_ipc", "private_sockets"]
+        if self.slots > 1:
+            missing.append("hidden_processes")
+            self.why["hidden_processes"] = ("the jobs of one container share its /proc (the worker "
+                                            "cannot mount one per job); slots=1 gives each job a "
+                                            "container of its own")
+        if self.cgroups is None:
+            missing.append("job_memory_limit")
+        return sorted(missing)
+
+    def note_worker(self, ready: dict[str, Any]) -> None:
+        """Take in what a freshly started worker reports: its filter, cgroups, libraries."""
+        lost = [] if ready.get("seccomp") else ["private_ipc", "private_sockets"]
+        lost += [] if ready.get("memory_cgroup") or self.cgroups is None else ["job_memory_limit"]
+        for name in lost:
+            if name not in self.missing:
+                self.missing.append(name)
+        self.missing.sort()
+        self.libraries = set(ready.get("libraries", []))
 
     # pool -----------------------------------------------------------------------------------------
     def _channel_for(self) -> ContainerWorker:
@@ -353,16 +424,31 @@ class DockerBackend:
 
     # API ------------------------------------------------------------------------------------------
     def submit(self, request: ExecRequest) -> Future[ExecResult]:
-        validate(request, self.languages)
+        validate(request, self.languages, self.disk_mb)
         if request.limits.network:
             raise SandboxError(
                 "docker sandbox: every container runs with --network none; "
                 "use the local backend for jobs that need the network"
             )
+        if request.limits.processes > self.job_processes:
+            raise SandboxError(
+                f"limits.processes: expected at most {self.job_processes} (a container's pids "
+                f"limit {self.pids} is shared by {self.slots} slots), found "
+                f"{request.limits.processes}; start the backend with a larger pids="
+            )
         worker = self._channel_for()
+        self._check_libraries(request.libraries)
         future = worker.channel.submit(request)
         future.add_done_callback(lambda f: self._on_result(worker, f))
         return future
+
+    def _check_libraries(self, names: Sequence[str]) -> None:
+        lacking = sorted(set(names) - (self.libraries or set()))
+        if lacking:
+            raise SandboxError(
+                f"libraries: expected {lacking} installed in the image {self.image}, found "
+                f"{sorted(self.libraries or [])}; install them in the domain's Dockerfile"
+            )
 
     def run(self, request: ExecRequest) -> ExecResult:
         try:
@@ -391,12 +477,14 @@ class DockerBackend:
             "mode": "container-pool",
             "active": [p for p in PROTECTIONS if p not in self.missing],
             "missing": list(self.missing),
-            "why": {},
+            "why": {k: v for k, v in self.why.items() if k in self.missing},
             "languages": list(self.languages),
             "image": self.image,
             "containers": self.containers,
             "slots_per_container": self.slots,
             "jobs_per_container": self.jobs_per_container,
+            "disk_mb": self.disk_mb,
+            "pids": self.pids,
             "engine": f"{engine.get('Version')} (API {engine.get('ApiVersion')})",
         }
 
@@ -409,4 +497,6 @@ class DockerBackend:
                 if worker is not None:
                     worker.remove()
             self.pool = []
-            self.lease.release()
+            if self.cgroups is not None:
+                self.cgroups.close()
+            self.blocks.release()

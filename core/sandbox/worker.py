@@ -1,89 +1,68 @@
 """The resident sandbox worker: a fork server that runs jobs in pre-forked, pre-sandboxed children.
 
-Standard library only, Python >= 3.10 (``os.splice``). The ``local`` backend starts it inside
-bubblewrap with its source on stdin; the ``docker`` backend runs it as a container's only process
-with ``python3 -I -S -c <this source> CONFIG``. No file of it needs to be installed where it runs.
+Standard library only, Python >= 3.10 (``os.splice``). Its source is four parts joined in order
+(``channel.worker_source``): ``isolation.py``, ``seccomp.py``, ``zygote.py`` and this module. The
+``local`` backend starts it inside bubblewrap with the source on stdin; the ``docker`` backend
+runs it as a container's only process with ``python3 -I -S -c <source> CONFIG``. No file of it
+needs to be installed where it runs.
 
-Two processes:
+Two processes: the *worker* (this module's :func:`main`) runs the event loop (frames from the
+host, jobs to children, output into memfds, wall clocks, sweeps and results) and never forks
+after start-up; the *zygote* (``zygote.py``) forks the job children.
 
-* the *worker* (this module's :func:`main`) runs the event loop: frames from the host, jobs to
-  children, output into memfds, wall clocks, sweeps and results. It never forks after start-up;
-* the *zygote* (:class:`Zygote`), forked once at start, does everything job-independent a single
-  time (stdio objects, environment, signal dispositions, ``no_new_privs``, OOM score, a warm
-  compiler) and then only forks job children on the worker's request and reaps them. Forking
-  from the busy event loop instead would cost a copy-on-write fault for each page the loop writes
-  after every fork, most of a job's CPU time.
+At start the worker hides other uids' processes in ``/proc`` and makes each slot its own IPC and
+network namespace where the host asks (``isolation.py``), then forks the zygote. Life of a job:
 
-Life of a job:
-
-* A *spare* child is forked ahead of time for a free slot. It puts itself in its own process
-  group, gets a private mount namespace with a fresh tmpfs on ``/tmp`` (its work dir) or a fresh
-  0700 directory, points stdout/stderr at pipes read by the worker, switches to the slot's own
-  uid (a uid no other running job has: signals, ``/proc`` and files of other jobs are out of
-  reach and RLIMIT_NPROC counts this job alone) and then blocks on a control socket.
+* A *spare* child is forked ahead of time for a free slot and sandboxes itself (see
+  ``zygote.py``), then blocks on a control socket.
 * The host sends a frame: a JSON header (id, language, limits, blob sizes) then two opaque blobs,
   the job (code, files, argv, env as JSON) and its stdin. The worker copies the blobs into
-  memfds without decoding them and hands the fds to the spare; the zygote, whose memory every
-  later child inherits, never sees a job's payload.
-* The child lowers its rlimits (CPU, address space, processes, file size, open files), writes its
-  files and runs: Python in-process (no interpreter start-up), other languages by ``execve``.
+  memfds without decoding them, sets the slot's memory cgroup to the job's ``memory_mb`` plus
+  its work dir, and hands the fds to the spare.
 * The worker enforces the wall-clock limit and the output caps. When the zygote reports the
-  child's exit status and rusage, the worker kills everything left of the job: its process
-  group, then every process with the slot's uid (the zygote is a child subreaper, so orphans of
-  ``setsid`` and double forks come back to it and are reaped).
-* It answers with a JSON header (exit status, signal, flags, cpu, rss) and the captured output.
+  child's exit status and rusage, the worker kills everything left of the job (its process
+  group, then every process with the slot's uid; the zygote is a child subreaper, so orphans of
+  ``setsid`` and double forks come back to it and are reaped), removes every System V IPC object
+  left in the slot's namespace, and reads the slot's OOM-kill count.
+* It answers with a JSON header (exit status, signal, flags, cpu, rss, leftovers, OOM kill) and
+  the captured output.
 
 Frames are ``u32 big-endian header length | header JSON | blobs``. The worker ignores the usual
 terminating signals; it exits when its input closes or the zygote dies.
 """
 
-import _signal
-import _socket
-import atexit
-import builtins
-import ctypes
 import errno
-import gc
-import io
 import json
 import os
-import resource
-import select
 import selectors
 import signal
 import socket
 import sys
 import time
-import traceback
-import types
 
-CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-# Syscalls a job never needs and that widen the kernel's attack surface (module loading, kexec,
-# BPF, io_uring, userfaultfd, keyrings, ptrace and cross-process memory, mounts and namespaces,
-# clocks, swap, reboot): (x86_64, aarch64) numbers. Denied with EPERM, like Docker's profile.
-DENIED_SYSCALLS = {
-    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
-    "kcmp": (312, 272), "syslog": (103, 116), "acct": (163, 89), "settimeofday": (164, 170),
-    "clock_settime": (227, 112), "clock_adjtime": (305, 266), "adjtimex": (159, 171),
-    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
-    "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430),
-    "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433),
-    "mount_setattr": (442, 442), "unshare": (272, 97), "setns": (308, 268),
-    "swapon": (167, 224), "swapoff": (168, 225), "reboot": (169, 142),
-    "sethostname": (170, 161), "setdomainname": (171, 162), "vhangup": (153, 58),
-    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
-    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "quotactl": (179, 60),
-    "lookup_dcookie": (212, 18), "add_key": (248, 217), "request_key": (249, 218),
-    "keyctl": (250, 219), "perf_event_open": (298, 241), "fanotify_init": (300, 262),
-    "name_to_handle_at": (303, 264), "open_by_handle_at": (304, 265), "bpf": (321, 280),
-    "userfaultfd": (323, 282), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
-    "io_uring_register": (427, 427), "iopl": (172, None), "ioperm": (173, None),
-    "modify_ldt": (154, None), "uselib": (134, None), "_sysctl": (156, None),
-}
-AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+try:  # importable as a module; in the worker's source the parts are inlined ahead of this one
+    from rlhub.sandbox.isolation import (
+        MS_PRIVATE,
+        MS_REC,
+        SlotMemory,
+        check,
+        hide_other_processes,
+        libc,
+    )
+    from rlhub.sandbox.zygote import (
+        COMPILE_FAILED,
+        CONFIG,
+        PR_SET_CHILD_SUBREAPER,
+        PR_SET_DUMPABLE,
+        SLOT_NS,
+        WORKER_IGNORES,
+        make_slot_namespaces,
+        start_zygote,
+        write_all,
+    )
+except ImportError:
+    pass
+
 MEMORY_WORDS = (
     b"MemoryError",
     b"bad_alloc",
@@ -92,26 +71,6 @@ MEMORY_WORDS = (
     b"JavaScript heap out of memory",
     b"Fatal process OOM",
 )
-# V8 reserves ~800 MiB of address space before running anything; node's heap is capped by
-# --max-old-space-size instead, and its address-space limit is raised by this much.
-NODE_EXTRA_AS_MB = 1024
-SOURCES = {
-    "python": "main.py",
-    "bash": "main.sh",
-    "javascript": "main.js",
-    "c": "main.c",
-    "cpp": "main.cpp",
-}
-COMPILE_FAILED = 97
-
-libc = ctypes.CDLL(None, use_errno=True)
-CONFIG = {}
-
-
-def check(ret, what):
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
 # -- framing ---------------------------------------------------------------------------------------
@@ -126,12 +85,6 @@ def read_exact(fd, n):
         chunks.append(chunk)
         n -= len(chunk)
     return b"".join(chunks)
-
-
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def copy_into(src, dst, n):
@@ -156,12 +109,6 @@ def copy_into(src, dst, n):
     buf[:] = bytes(len(buf))
 
 
-def fds_of(ancillary):
-    """The file descriptors an ``SCM_RIGHTS`` message (from ``recvmsg``) carried."""
-    raw = ancillary[0][2] if ancillary else b""
-    return [int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, len(raw) // 4 * 4, 4)]
-
-
 def send_out(fd, src, n):
     """Send ``n`` bytes of memfd ``src`` (from offset 0) to ``fd``."""
     offset = 0
@@ -170,371 +117,6 @@ def send_out(fd, src, n):
         if not sent:
             raise EOFError
         offset += sent
-
-
-class SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]
-
-
-class SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
-
-
-def seccomp_program():
-    """The classic-BPF filter denying :data:`DENIED_SYSCALLS`, or None on other architectures.
-
-    A syscall through a foreign ABI (i386 ``int 0x80`` on x86_64) kills the process; x32 calls
-    are denied like the listed ones."""
-    machine = os.uname().machine
-    if machine not in AUDIT_ARCH:
-        return None
-    column = 0 if machine == "x86_64" else 1
-    numbers = sorted({nrs[column] for nrs in DENIED_SYSCALLS.values() if nrs[column] is not None})
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
-    allow, kill, deny = 0x7FFF0000, 0x80000000, 0x00050000 | errno.EPERM
-    code = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, kill), (ld, 0, 0, 0)]
-    if machine == "x86_64":
-        code.append((jge, len(numbers) + 1, 0, 0x40000000))  # the x32 ABI
-    code += [(jeq, len(numbers) - i, 0, nr) for i, nr in enumerate(numbers)]
-    code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
-    return SockFprog(len(code), (SockFilter * len(code))(*code))  # ctypes keeps the array alive
-
-
-def seccomp_works(program):
-    """Install ``program`` in a throwaway child and check a denied call fails with EPERM."""
-    pid = os.fork()
-    if pid == 0:
-        ok = libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) == 0
-        nr = DENIED_SYSCALLS["keyctl"][0 if os.uname().machine == "x86_64" else 1]
-        ok = ok and libc.syscall(nr, 0, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
-        os._exit(0 if ok else 1)
-    return os.waitpid(pid, 0)[1] == 0
-
-
-# Signals the worker ignores (a job must not be able to stop it) and its children restore.
-WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                  signal.SIGUSR2, signal.SIGPIPE)
-
-
-# -- the job child (forked by the zygote) ---------------------------------------------------------
-
-
-def child_main(uid, workdir, ctl, out_w, err_w):
-    """Sandbox this fresh child of the zygote for a slot, wait for its job and run it."""
-    try:
-        child_prepare(uid, workdir, ctl, out_w, err_w)
-        sock = _socket.socket(fileno=ctl)
-        header, ancillary, _, _ = sock.recvmsg(1 << 16, FDS_SPACE)
-        if not header:
-            os._exit(0)
-        sock.close()
-        meta_fd, *stdin = fds_of(ancillary)
-        job_header = json.loads(header)
-        meta = (
-            json.loads(os.pread(meta_fd, job_header["meta_len"], 0))
-            if job_header["meta_len"]
-            else {}
-        )
-        os.close(meta_fd)
-        for fd in stdin:
-            os.dup2(fd, 0)
-            os.close(fd)
-        run_job(job_header, meta, workdir)
-    except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote
-        try:
-            os.write(2, f"rlhub sandbox: job setup failed: {type(exc).__name__}: {exc}\n".encode())
-        finally:
-            os._exit(125)
-    os._exit(0)
-
-
-def child_prepare(uid, workdir, ctl, out_w, err_w):
-    """What only this child can do before its job is known; the rest the zygote did once."""
-    os.setpgid(0, 0)
-    _signal.set_wakeup_fd(-1)
-    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # not signal.signal: its enum wrapping costs
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ~60 copy-on-write faults here
-    if CONFIG["mount_ns"]:
-        # / is already private (the worker made it so), so the copy needs no propagation change.
-        check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-        opts = f"size={CONFIG['disk_mb']}m,nr_inodes=8192,mode=0700,uid={uid or 0},gid={uid or 0}"
-        check(
-            libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
-            "mount tmpfs /tmp",
-        )
-    else:
-        os.mkdir(workdir, 0o700)
-        if uid is not None:
-            os.chown(workdir, uid, uid)
-        use_workdir(workdir)
-    os.dup2(out_w, 1)
-    os.dup2(err_w, 2)
-    os.dup2(DEVNULL, 0)
-    if uid is not None:
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    os.closerange(3, ctl)
-    os.closerange(ctl + 1, 1 << 16)
-    os.chdir(workdir)
-    if SECCOMP is not None:
-        check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SECCOMP), 0, 0),
-              "install the seccomp filter")
-    gc.enable()
-
-
-def use_workdir(workdir):
-    """Point the job's environment, ``sys.path`` and ``__main__`` at ``workdir``."""
-    for key in ("HOME", "TMPDIR", "PWD"):
-        os.environ[key] = workdir
-    sys.path[0] = workdir
-    MAIN.__file__ = os.path.join(workdir, "main.py")
-
-
-def write_file(path, text):
-    """Write ``text`` as UTF-8 (lone surrogates kept); cheaper in a fresh child than ``open()``."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        write_all(fd, text.encode("utf-8", "surrogateescape"))
-    finally:
-        os.close(fd)
-
-
-def set_limits(limits, lang):
-    cpu = max(1, int(limits["cpu_s"] + 0.999))
-    mem = (int(limits["memory_mb"]) + (NODE_EXTRA_AS_MB if lang == "javascript" else 0)) << 20
-    disk = int(limits.get("disk_mb", CONFIG["disk_mb"])) << 20
-    for what, value in (
-        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-        (resource.RLIMIT_AS, (mem, mem)),
-        (resource.RLIMIT_NPROC, (limits["processes"],) * 2),
-        (resource.RLIMIT_FSIZE, (disk, disk)),
-        (resource.RLIMIT_CORE, (0, 0)),
-        (resource.RLIMIT_NOFILE, (limits.get("open_files", 256),) * 2),
-    ):
-        resource.setrlimit(what, value)
-
-
-def run_job(header, meta, workdir):
-    lang = header["lang"]
-    source = SOURCES[lang]
-    write_file(source, meta.get("code", ""))
-    for name, text in meta.get("files", {}).items():
-        if "/" in name:
-            os.makedirs(os.path.join(workdir, os.path.dirname(name)), exist_ok=True)
-        write_file(os.path.join(workdir, name), text)
-    for key, value in meta.get("env", {}).items():
-        os.environ[key] = value
-    env = os.environ
-    set_limits(header["limits"], lang)
-    argv = meta.get("argv", [])
-    if lang == "python":
-        run_python(meta.get("code", ""), argv)
-    tools = CONFIG["tools"]
-    if lang == "bash":
-        os.execve(tools["bash"], [tools["bash"], source, *argv], env)
-    if lang == "javascript":
-        heap = max(16, int(header["limits"]["memory_mb"] * 3 // 4))
-        os.execve(
-            tools["node"], [tools["node"], f"--max-old-space-size={heap}", source, *argv], env
-        )
-    compiler = tools["gcc" if lang == "c" else "g++"]
-    script = f'"$0" -O1 -pipe -o main {source} -lm >&2 || exit {COMPILE_FAILED}; exec ./main "$@"'
-    os.execve(tools["sh"], [tools["sh"], "-c", script, compiler, *argv], env)
-
-
-def run_python(code, argv):
-    """Run ``code`` as ``__main__`` in this process, the way ``python main.py`` would."""
-    sys.argv = ["main.py", *argv]
-    sys.modules["__main__"] = MAIN
-    code_status = 0
-    try:
-        program = COMPILED.get(code) or compile(code, "main.py", "exec")
-        exec(program, MAIN.__dict__)  # noqa: S102 - the job itself  # noqa: S102 - the job itself
-    except SystemExit as exc:
-        code_status = exit_status_of(exc)
-    except BaseException:  # noqa: BLE001 - reported like the interpreter does
-        traceback.print_exc()
-        code_status = 1
-    os._exit(shutdown_python(code_status))
-
-
-def exit_status_of(exc):
-    code = exc.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
-def shutdown_python(status):
-    try:
-        threading = sys.modules.get("threading")
-        if threading is not None:
-            threading._shutdown()
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except SystemExit as exc:
-        return exit_status_of(exc)
-    except BaseException:  # noqa: BLE001 - a failing flush (closed stdout, EFBIG) is an error
-        return status or 120
-    return status
-
-
-# -- the zygote ------------------------------------------------------------------------------------
-
-
-class Zygote:
-    """Forks a child per request of the worker, says its pid, and reports its exit status and
-    rusage once reaped (it is the children's subreaper); see the module docstring."""
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.slots = {}  # pid -> slot index
-        self.poll = select.poll()
-        self.wake_r, wake_w = os.pipe()
-        for fd in (self.wake_r, wake_w):
-            os.set_blocking(fd, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
-        self.poll.register(sock.fileno(), select.POLLIN)
-        self.poll.register(self.wake_r, select.POLLIN)
-
-    # Everything below runs once per job, with children sharing our pages: each page it writes
-    # costs a copy-on-write fault, so it sticks to plain calls and small byte messages.
-    def serve(self):
-        sock = self.sock.fileno()
-        while True:
-            for fd, _ in self.poll.poll():
-                if fd != sock:
-                    try:
-                        os.read(self.wake_r, 4096)
-                    except BlockingIOError:
-                        pass
-                    self.reap()
-                elif not self.spawn():
-                    os._exit(0)  # the worker is gone; children die with us (PDEATHSIG)
-
-    def spawn(self):
-        """``index uid dir`` with fds (control socket, stdout, stderr): fork that slot's child."""
-        data, ancillary, _, _ = self.sock.recvmsg(1024, FDS_SPACE)
-        if not data:
-            return False
-        fds = fds_of(ancillary)
-        index, uid, workdir = data.decode().split(" ", 2)
-        try:
-            pid = os.fork()
-        except OSError as exc:  # out of processes or memory: the worker retries, not in a spin
-            time.sleep(0.01)
-            self.sock.send(f"failed {index} {exc}".encode())
-        else:
-            if pid == 0:
-                self.sock.close()
-                child_main(None if uid == "-" else int(uid), workdir, *fds)
-            try:
-                os.setpgid(pid, pid)  # the child does it too; whoever runs first wins the race
-            except OSError:
-                pass
-            self.slots[pid] = index
-            self.sock.send(f"forked {index} {pid}".encode())
-        for fd in fds:
-            os.close(fd)
-        return True
-
-    def reap(self):
-        while True:
-            try:
-                pid, status, usage = os.wait4(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if not pid:
-                return
-            index = self.slots.pop(pid, None)
-            if index is not None:  # not a leftover of a job (those the worker only counts)
-                cpu = usage.ru_utime + usage.ru_stime
-                self.sock.send(f"exit {index} {status} {cpu} {usage.ru_maxrss}".encode())
-
-
-FDS_SPACE = socket.CMSG_SPACE(3 * 4)
-DEVNULL = -1  # the zygote's /dev/null, a job's stdin when it has none
-SECCOMP = None  # the zygote's seccomp program, when this kernel and architecture take it
-MAIN = types.ModuleType("__main__")
-COMPILED = {}  # source -> code object, for the programs the host says are sent often
-
-
-def zygote_main(sock):
-    """Set up what every job child shares, then fork children on the worker's requests."""
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    for sig in WORKER_IGNORES:
-        signal.signal(sig, signal.SIG_DFL)  # what a job's processes start with
-    global DEVNULL, SECCOMP
-    os.closerange(3, sock.fileno())
-    os.closerange(sock.fileno() + 1, 1 << 16)
-    DEVNULL = os.open(os.devnull, os.O_RDWR)
-    os.dup2(DEVNULL, 0)
-    os.dup2(DEVNULL, 1)  # the worker's transport (fds 0 and 1 in the local backend) stays out
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")  # jobs are what the OOM killer should pick, and this zygote before us
-    except OSError:
-        pass
-    subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # also what lets an unprivileged job take seccomp
-    program = seccomp_program()
-    if program is not None and seccomp_works(program):
-        SECCOMP = program
-    sys.stdin = io.TextIOWrapper(
-        io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape"
-    )
-    sys.stdout = io.TextIOWrapper(
-        io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="surrogateescape"
-    )
-    sys.stderr = io.TextIOWrapper(
-        io.FileIO(2, "w", closefd=False),
-        encoding="utf-8",
-        errors="backslashreplace",
-        line_buffering=True,
-    )
-    sys.path.insert(0, "/tmp")
-    MAIN.__builtins__ = builtins
-    if CONFIG["mount_ns"]:
-        use_workdir("/tmp")
-    compile("import sys\nprint(sys.argv)\n", "main.py", "exec")  # a first compile costs ~1 ms
-    for name in CONFIG.get("preload", ()):  # imported once here instead of in every job
-        try:
-            __import__(name)
-        except Exception:  # noqa: BLE001 - not on this interpreter: jobs import it themselves
-            pass
-    for source in CONFIG.get("warm_programs", ()):
-        COMPILED[source] = compile(source, "main.py", "exec")
-    zygote = Zygote(sock)
-    sock.send(b"ready %d %d" % (subreaper, SECCOMP is not None))
-    gc.collect()
-    gc.freeze()  # children's collectors then never walk (and so never copy) these pages
-    gc.disable()
-    zygote.serve()
-
-
-def start_zygote():
-    """Fork the zygote (before the host's transport exists); returns our end of its socket."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    pid = os.fork()
-    if pid == 0:
-        ours.close()
-        try:
-            zygote_main(theirs)
-        except BaseException:  # noqa: BLE001
-            traceback.print_exc()
-        os._exit(1)
-    theirs.close()
-    ready = ours.recv(1024).split()
-    if ready[:1] != [b"ready"]:
-        raise OSError(f"the sandbox zygote did not start: {ready}")
-    return ours, pid, {"subreaper": ready[1] == b"1", "seccomp": ready[2] == b"1"}
 
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -571,14 +153,16 @@ class Job:
         self.timed_out = False
         self.over = False
         self.dispatched = False
+        self.why = ""  # why it could not be dispatched, when the worker knows
 
 
 class Worker:
     """The event loop: host frames in, jobs to spares, output into memfds, results out."""
 
-    def __init__(self, rfd, wfd, zygote, zygote_pid):
+    def __init__(self, rfd, wfd, zygote, zygote_pid, memory=None):
         self.rfd, self.wfd = rfd, wfd
         self.zygote, self.zygote_pid = zygote, zygote_pid
+        self.memory = memory  # SlotMemory, or None where jobs have no memory cgroup
         self.slots = [Slot(i) for i in range(CONFIG["slots"])]
         self.spare = None  # (slot, ctl socket, out_r, err_r)
         self.queue = []
@@ -601,6 +185,8 @@ class Worker:
         slot.seq += 1
         slot.busy, slot.pid = True, None
         slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
+        if CONFIG.get("slot_tmpfs"):  # a tmpfs of its own per slot, made by the container
+            slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}/j{slot.seq}"
         if CONFIG["mount_ns"]:
             slot.dir = "/tmp"  # its own tmpfs there
         uid = "-" if slot.uid is None else slot.uid
@@ -662,14 +248,26 @@ class Worker:
                 self.sel.register(fd, selectors.EVENT_READ, "out")
                 self.by_fd[fd] = job
             try:
+                self.bound_memory(job)
                 socket.send_fds(ctl, [json.dumps(header).encode()], mem)
                 job.dispatched = True
             except OSError:
-                pass  # the spare died; its exit reports the job as an infrastructure error
+                pass  # the spare dies or was never told: its exit reports an infrastructure error
             ctl.close()
             for fd in mem:
                 os.close(fd)
         self.make_spare()
+
+    def bound_memory(self, job):
+        """Bound the job's slot cgroup to its memory limit plus its work dir (tmpfs is RAM)."""
+        if self.memory is None:
+            return
+        index, limits = job.slot.index, job.header["limits"]
+        try:
+            self.memory.set_limit(index, (int(limits["memory_mb"]) + CONFIG["disk_mb"]) << 20)
+        except OSError as exc:
+            job.why = f"could not set the job's memory limit: {exc}"
+            raise
 
     # output ---------------------------------------------------------------------------------------
     def pump(self, job, fd):
@@ -762,14 +360,15 @@ class Worker:
 
     def finish(self, slot, status, cpu_s, max_rss_kb):
         job = slot.job
-        leftovers = self.sweep(slot)
+        leftovers = self.sweep(slot) + SLOT_NS.clear_ipc(slot.index)  # processes, IPC objects
+        oom = self.memory is not None and self.memory.oom_killed(slot.index)
         if job is None:  # a spare died before it got a job
             self.drop_spare(slot)
         else:
             for fd in list(job.open):
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
-            self.report(job, status, cpu_s, max_rss_kb, leftovers)
+            self.report(job, status, cpu_s, max_rss_kb, leftovers, oom and job.dispatched)
         if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
         slot.busy, slot.pid, slot.job = False, None, None
@@ -783,7 +382,7 @@ class Worker:
             os.close(err_r)
             self.spare = None
 
-    def report(self, job, status, cpu_s, max_rss_kb, leftovers):
+    def report(self, job, status, cpu_s, max_rss_kb, leftovers, oom=False):
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = -sig if sig else os.WEXITSTATUS(status)
         sizes = [min(n, job.cap) for n in job.size]
@@ -801,6 +400,8 @@ class Worker:
             "cpu_s": cpu_s,
             "max_rss_mb": max_rss_kb / 1024,
             "memory_words": any(w in err_tail for w in MEMORY_WORDS),
+            "oom": oom,  # the OOM killer killed one of the job's processes
+            "why": job.why,
             "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
             "out_len": sizes[0],
             "err_len": sizes[1],
@@ -872,6 +473,15 @@ def probe():
     return found
 
 
+def installed_libraries():
+    """The distributions jobs can import here (a container image's site-packages)."""
+    import importlib.metadata
+    import site
+
+    paths = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    return sorted({d.metadata["Name"] for d in importlib.metadata.distributions(path=paths)})
+
+
 def open_transport():
     listen = CONFIG.get("listen")
     if not listen:
@@ -896,10 +506,16 @@ def main():
     os.makedirs(CONFIG["jobs_dir"], mode=0o711, exist_ok=True)
     if CONFIG["mount_ns"]:  # once here, so no job's mount namespace has to change propagation
         check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    found["hidden_processes"] = bool(CONFIG.get("hide_processes")) and hide_other_processes()
+    found["slot_namespaces"] = make_slot_namespaces()
     zygote, zygote_pid, protections = start_zygote()
     found.update(protections)
+    memory = None
+    if found["memory_cgroup"]:
+        memory = SlotMemory(CONFIG["cgroup"], CONFIG["cgroup_version"], CONFIG["slots"])
+    found["libraries"] = installed_libraries() if CONFIG.get("site_packages") else []
     rfd, wfd = open_transport()
-    worker = Worker(rfd, wfd, zygote, zygote_pid)
+    worker = Worker(rfd, wfd, zygote, zygote_pid, memory)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])
     worker.make_spare()
     worker.serve()

@@ -48,7 +48,8 @@ class PythonTests:
     """See the module docstring.
 
     Options: ``include_prompt``, ``limits``, ``backend``, ``call_timeout_s`` (per call of the
-    candidate; default ``limits.wall_s``).
+    candidate; default ``limits.wall_s``), ``libraries`` (installed distributions the candidate
+    may import, as the domain's ``sandbox.libraries`` declares them).
     """
 
     def __init__(self, options: dict[str, Any]):
@@ -59,6 +60,7 @@ class PythonTests:
         self.include_prompt = bool(options.get("include_prompt", False))
         self.limits = Limits.from_dict({"wall_s": 10, "cpu_s": 10, **options.get("limits", {})})
         self.backend = options.get("backend")
+        self.libraries = list(options.get("libraries", []))
         self.call_timeout_s = float(options.get("call_timeout_s", self.limits.wall_s))
 
     def request(self, task: Task, completion: str, nonce: str = "") -> Any:
@@ -73,7 +75,7 @@ class PythonTests:
                "entry_point": meta.get("entry_point", "solution"),
                "call_timeout_s": self.call_timeout_s, "nonce": nonce}
         return ExecRequest(code=harness_source(), language="python", stdin=json.dumps(job),
-                           limits=self.limits)
+                           limits=self.limits, libraries=self.libraries)
 
     def judge(self, result: Any, nonce: str = "") -> Verdict:
         """Turn the sandbox's result into a verdict; only the harness's verdict line can pass."""

@@ -49,3 +49,25 @@ def test_info_json_names_active_and_missing_protections() -> None:
     assert report["backend"] == "local"
     assert "rlimits" in report["active"] and isinstance(report["missing"], list)
     assert not set(report["active"]) & set(report["missing"])
+
+
+def test_info_lists_every_isolation_protection_with_what_it_means() -> None:
+    from rlhub.sandbox.channel import JOB_ISOLATION
+
+    done = rlhub("sandbox", "info", "--backend", "local", "--json")
+    assert done.returncode == 0, done.stderr
+    (report,) = json.loads(done.stdout)
+    for name in JOB_ISOLATION:
+        assert name in report["active"] or name in report["missing"], name
+        assert report["notes"][name], name
+    assert set(report["missing"]) <= set(report["why"]) | {"seccomp"}  # each says why
+
+
+def test_exec_lets_a_job_import_a_library_named_with_library(tmp_path: Path) -> None:
+    program = tmp_path / "job.py"
+    program.write_text("import pluggy\nprint(pluggy.__name__)\n")
+    done = rlhub("sandbox", "exec", str(program), "--library", "pluggy", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["stdout"] == "pluggy\n"
+    alone = rlhub("sandbox", "exec", str(program), "--json")
+    assert "No module named 'pluggy'" in json.loads(alone.stdout)["stderr"]

@@ -61,7 +61,7 @@ def test_a_container_is_recycled_after_a_job_that_hit_a_limit(docker_backend: An
     # counted per host uid), even while that one may still be draining
     assert docker_backend.pool[0].block != old_block
     uid = docker_backend.run(ExecRequest(code="import os; print(os.getuid())"))
-    first_uid = docker_backend.lease.base + docker_backend.pool[0].block * 4096 + 1000
+    first_uid = docker_backend.blocks.base(docker_backend.pool[0].block) + 1000
     assert first_uid <= int(uid.stdout) < first_uid + docker_backend.slots
 
 
@@ -78,7 +78,7 @@ def test_uid_blocks_come_back_when_containers_go() -> None:
         assert backend.run(ExecRequest(code="print('still')")).stdout == "still\n"
     finally:
         backend.close()
-    assert len(backend.uid_blocks) == UID_BLOCKS_PER_CONTAINER
+    assert len(backend.blocks.free) == UID_BLOCKS_PER_CONTAINER
 
 
 def test_a_container_is_recycled_after_its_job_budget(docker_backend: Any) -> None:
@@ -129,3 +129,36 @@ def test_a_container_the_engine_refuses_is_an_infra_error_not_a_crash() -> None:
         assert "memory" in result.detail.lower()
     finally:
         backend.close()
+
+
+def test_each_slot_has_its_own_tmpfs_and_jobs_cannot_reach_the_slot_cgroups(
+    docker_backend: Any,
+) -> None:
+    result = docker_backend.run(ExecRequest(code="""
+import os
+print(os.getcwd().rsplit("/", 1)[0], oct(os.stat("..").st_mode & 0o7777))
+for path in ("/run/rlhub-cg", "/work/s1"):
+    try:
+        os.listdir(path)
+        print("listed", path)
+    except OSError as exc:
+        print("refused", path, exc.errno)
+"""))
+    assert result.status == "ok", result
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("/work/s") and lines[0].endswith(" 0o710"), lines
+    assert lines[1:] == ["refused /run/rlhub-cg 13", "refused /work/s1 13"], lines
+    tmpfs = container_of(docker_backend).attrs["HostConfig"]["Tmpfs"]
+    sizes = {path: opts.split(",")[0] for path, opts in tmpfs.items() if path.startswith("/work/s")}
+    assert sizes == {f"/work/s{k}": f"size={docker_backend.disk_mb}m"
+                     for k in range(docker_backend.slots)}
+
+
+def test_requests_beyond_what_a_slot_holds_are_refused_with_the_option_to_change(
+    docker_backend: Any,
+) -> None:
+    many = docker_backend.run(ExecRequest(code="pass", limits=Limits(processes=10_000)))
+    assert many.status == "infra_error" and "limits.processes: expected at most" in many.detail
+    assert "pids=" in many.detail
+    big = docker_backend.run(ExecRequest(code="pass", limits=Limits(disk_mb=1024)))
+    assert big.status == "infra_error" and "start the backend with disk_mb=1024" in big.detail

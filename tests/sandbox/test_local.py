@@ -9,17 +9,16 @@ import signal
 import shutil
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, Limits
-from rlhub.sandbox.local import (
-    NAMESPACED,
-    SECCOMP_MACHINES,
-    HostSupport,
-    LocalBackend,
-    missing_for,
-)
+from rlhub.sandbox.cgroups import CgroupSupport
+from rlhub.sandbox.host import HostSupport
+from rlhub.sandbox.local import LocalBackend
+from rlhub.sandbox.local_worker import NAMESPACED, SECCOMP_MACHINES, WorkerSpec, missing_for
 from tests.sandbox.conftest import Listener
 
 
@@ -116,7 +115,7 @@ def test_a_killed_worker_is_replaced_and_the_pool_keeps_serving() -> None:
     backend = LocalBackend(workers=1, slots=4)
     try:
         assert backend.run(ExecRequest(code="print(1)")).status == "ok"
-        worker = backend.pools[False][0]
+        worker = backend.pools[(False, ())][0]
         assert worker is not None
         os.kill(worker.proc.pid, signal.SIGKILL)
         worker.proc.wait()
@@ -147,20 +146,29 @@ def test_without_namespaces_every_missing_protection_is_named_and_limits_still_h
 
 
 def test_missing_protections_follow_what_the_machine_offers() -> None:
-    full = HostSupport(bwrap="/usr/bin/bwrap", root=True, python="/usr/bin/python3")
+    spec, net = WorkerSpec(slots=4, disk_mb=64), WorkerSpec(slots=4, disk_mb=64, network=True)
+    v1 = CgroupSupport(1, Path("/sys/fs/cgroup/memory"))
+    full = HostSupport(bwrap="/usr/bin/bwrap", root=True, python="/usr/bin/python3", cgroups=v1)
     no_filter = [] if platform.machine() in SECCOMP_MACHINES else ["seccomp"]
-    assert missing_for(full, network=False) == no_filter
+    assert missing_for(full, spec) == no_filter
+    # network jobs share the host's network, so they could reach each other through it
+    assert missing_for(full, net) == sorted(["private_sockets", *no_filter])
     unprivileged = HostSupport(bwrap="/usr/bin/bwrap", root=False, python="/usr/bin/python3")
-    assert missing_for(unprivileged, network=False) == sorted(
-        ["no_nested_userns", "per_job_uid", *no_filter]
+    alone = ["hidden_processes", "job_disk_quota", "job_memory_limit"]
+    denied = ["private_ipc", "private_sockets"] if no_filter else []  # no namespace, no filter
+    assert missing_for(unprivileged, spec) == sorted(
+        ["no_nested_userns", "per_job_uid", *alone, *denied, *no_filter]
     )
     bare = HostSupport(bwrap=None, root=False, python="/usr/bin/python3")
-    assert set(missing_for(bare, network=False)) == {*NAMESPACED, "per_job_uid", *no_filter}
-    assert "network_namespace" not in missing_for(bare, network=True)
+    assert set(missing_for(bare, spec)) == {
+        *NAMESPACED, "minimal_runtime", "per_job_uid", *alone, *denied, *no_filter}
+    assert "network_namespace" not in missing_for(bare, net)
+    off = WorkerSpec(slots=4, disk_mb=64, disabled=frozenset({"job_memory_limit", "private_ipc"}))
+    assert missing_for(full, off) == sorted(["job_memory_limit", *no_filter])  # IPC: denied
 
 
 def test_uid_leases_of_any_size_never_overlap(tmp_path) -> None:
-    from rlhub.sandbox.local import UID_RANGE_SIZE, UidLease
+    from rlhub.sandbox.host import UID_RANGE_SIZE, UidLease
 
     big = UidLease(3 * UID_RANGE_SIZE + 1, directory=str(tmp_path))
     small = UidLease(directory=str(tmp_path))
@@ -219,8 +227,8 @@ def test_the_host_knows_the_file_names_the_worker_writes_code_to() -> None:
 
     from rlhub.sandbox.channel import OWN_FILES
 
-    worker = importlib.import_module("rlhub.sandbox.worker")
-    assert {lang: names[0] for lang, names in OWN_FILES.items()} == worker.SOURCES
+    zygote = importlib.import_module("rlhub.sandbox.zygote")
+    assert {lang: names[0] for lang, names in OWN_FILES.items()} == zygote.SOURCES
 
 
 def test_nonsense_sizes_are_refused_up_front(local) -> None:
@@ -231,3 +239,82 @@ def test_nonsense_sizes_are_refused_up_front(local) -> None:
             LocalBackend(**options)
     result = local.run(ExecRequest(code="pass", limits=Limits(disk_mb=0)))
     assert result.status == "infra_error" and "limits.disk_mb: expected a positive" in result.detail
+
+
+def test_a_job_imports_no_library_its_request_does_not_declare(local: LocalBackend) -> None:
+    alone = local.run(ExecRequest(code="import pluggy"))
+    assert alone.status == "error" and "No module named 'pluggy'" in alone.stderr, alone
+    grader = local.run(ExecRequest(code="import rlhub_code", libraries=["rlhub-code"]))
+    assert grader.status == "infra_error" and "is rlhub or one of its plugins" in grader.detail
+
+
+def test_python_tests_jobs_import_the_libraries_the_verifier_is_given() -> None:
+    from rlhub import sandbox
+    from rlhub.task import Task
+    from rlhub.verifiers.pytests import PythonTests
+
+    task = Task(id="t", domain="d/x-v1", prompt="p", meta={"entry_point": "name"},
+                answer="def check(f):\n    assert f() == 'pluggy'\n")
+    answer = "```python\nimport pluggy\ndef name():\n    return pluggy.__name__\n```"
+    try:
+        declared = PythonTests({"libraries": ["pluggy"], "backend": "local"}).check(task, answer)
+        undeclared = PythonTests({"backend": "local"}).check(task, answer)
+    finally:
+        sandbox.close_all()
+    assert declared.components == {"pass_frac": 1.0, "all_pass": 1.0}, declared
+    assert undeclared.components["all_pass"] == 0.0 and "pluggy" in undeclared.feedback
+
+
+def test_protections_turned_off_are_named_missing_and_memory_falls_back_per_process() -> None:
+    backend = LocalBackend(workers=1, slots=2, disable=["job_memory_limit", "hidden_processes"])
+    try:
+        info = backend.info()
+        assert {"job_memory_limit", "hidden_processes"} <= set(info["missing"])
+        assert info["why"]["job_memory_limit"] == "turned off by the disable= option"
+        # the documented bound without a cgroup: memory_mb per process, not per job
+        hogs = ("import os\nkids = [os.fork() for _ in range(2)]\n"
+                "if 0 in kids:\n    b = bytearray(150 << 20); b[::4096] = b'x' * len(b[::4096])\n"
+                "    os._exit(0)\nprint([os.waitpid(k, 0)[1] for k in kids])\n")
+        result = backend.run(ExecRequest(code=hogs, limits=Limits(memory_mb=256)))
+        assert (result.status, result.stdout) == ("ok", "[0, 0]\n"), result
+        assert "job_memory_limit" in result.missing
+    finally:
+        backend.close()
+    with pytest.raises(SandboxError, match="disable: expected names among"):
+        LocalBackend(disable=["seccomp"])
+
+
+def test_a_request_asking_more_disk_than_the_work_dir_holds_is_refused(local) -> None:
+    result = local.run(ExecRequest(code="pass", limits=Limits(disk_mb=65)))
+    assert result.status == "infra_error"
+    assert "limits.disk_mb: expected at most 64" in result.detail and "disk_mb=65" in result.detail
+
+
+def test_job_memory_cgroups_are_removed_with_the_backend() -> None:
+    backend = LocalBackend(workers=1, slots=2)
+    assert backend.cgroups is not None, backend.info()["why"]
+    root = backend.cgroups.root
+    assert backend.run(ExecRequest(code="print(1)")).status == "ok"
+    assert (root / "g0" / "s0").is_dir()
+    backend.close()
+    assert not root.exists()
+
+
+def test_without_namespaces_per_slot_jobs_are_denied_ipc_and_sockets_instead() -> None:
+    backend = LocalBackend(workers=1, slots=2, disable=["private_ipc", "private_sockets"])
+    try:
+        result = backend.run(ExecRequest(code=(
+            "import ctypes, errno, socket\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "print(libc.shmget(0, 4096, 0o1600), ctypes.get_errno() == errno.EPERM)\n"
+            "for family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
+            "    try:\n        socket.socket(family, socket.SOCK_DGRAM); print('opened', family)\n"
+            "    except OSError as exc:\n        print(exc.errno == errno.EAFNOSUPPORT)\n"
+            "a, b = socket.socketpair()\na.send(b'x'); print(b.recv(1))\n"
+            "try:\n    socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print('dgram pair')\n"
+            "except OSError as exc:\n    print(exc.errno == errno.EPERM)\n")))
+        assert result.status == "ok", result
+        assert result.stdout.split("\n") == ["-1 True", "True", "True", "True", "True", "b'x'",
+                                             "True", ""]
+        assert not {"private_ipc", "private_sockets"} & set(result.missing)
+    finally:
+        backend.close()
