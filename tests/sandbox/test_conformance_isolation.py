@@ -76,6 +76,33 @@ def test_a_job_sees_its_runtime_and_work_dir_and_nothing_else_of_the_host(
     assert json.loads(result.stdout) == []
 
 
+def test_a_job_cannot_plant_modules_where_the_runtime_or_later_jobs_import_from(
+    sandbox: Any,
+) -> None:
+    # The attack that once wrote into a host interpreter's standard library when a probe ran
+    # outside the sandbox by mistake. Create-only, so a broken sandbox still overwrites nothing.
+    name = f"rlhub_planted_{uuid.uuid4().hex[:12]}"
+    plant = sandbox.run(py(f"""
+        import os, sys
+        for home in {{*sys.path, os.path.dirname(os.__file__), "/tmp", "/usr/lib", "."}}:
+            try:
+                with open(os.path.join(home or ".", "{name}.py"), "x") as out:
+                    out.write("print('PLANTED')\\n")
+            except OSError:
+                pass
+        """))
+    assert plant.status == "ok", plant
+    later = sandbox.run(py(f"""
+        try:
+            import {name}
+        except ImportError:
+            print("clean")
+        """))
+    assert (later.status, later.stdout.strip()) == ("ok", "clean"), later  # not later jobs ...
+    host = {*sys.path, os.path.dirname(os.__file__), "/tmp", "/usr/lib", os.getcwd()}
+    assert [d for d in host if d and Path(d, name + ".py").exists()] == []  # ... nor the host
+
+
 def test_a_job_imports_the_libraries_its_request_declares(sandbox: Any) -> None:
     request = ExecRequest(code="import pluggy; print(pluggy.HookimplMarker.__name__)",
                           libraries=["pluggy"])
