@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
 import random
 import threading
@@ -88,9 +87,9 @@ def read_rows(dataset: str, base_dir: str) -> list[dict[str, Any]]:
     with fsspec.open(url, "rb") as fh:
         data = fh.read()
     if url.endswith(".parquet"):
-        import pyarrow.parquet as pq
+        from rlhub.parquet import parquet_table
 
-        return pq.read_table(io.BytesIO(data)).to_pylist()
+        return parquet_table(data).to_pylist()
     if url.endswith(".gz"):
         data = gzip.decompress(data)
     rows = []
