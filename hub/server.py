@@ -527,10 +527,9 @@ async def _body(request: Any, max_body: int) -> Any:
     return body
 
 
-def run(config: ServerConfig) -> None:
-    """Serve until interrupted (``rlhub serve``)."""
-    import uvicorn
+def run(config: ServerConfig, ready: Callable[[str], None] | None = None) -> None:
+    """Serve until interrupted (``rlhub serve``); ``ready(url)`` once it listens."""
+    from rlhub.serving import serve
 
-    app = create_app(config)
-    uvicorn.run(app, host=config.host, port=config.port, backlog=config.backlog,
-                log_level=config.log_level, access_log=False, lifespan="on")
+    serve(create_app(config), host=config.host, port=config.port, ready=ready,
+          backlog=config.backlog, log_level=config.log_level, access_log=False, lifespan="on")

@@ -19,7 +19,8 @@ def register(app: typer.Typer) -> None:
 def serve(
     spec: str = typer.Argument(..., help="Policy spec: builtin:tiny, hf:PATH, openai:URL#MODEL."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
-    port: int = typer.Option(8000, "--port", help="Port to bind."),
+    port: int = typer.Option(8000, "--port", help="Port to bind (0: any free one; the address "
+                             "is printed once the server listens)."),
     model_name: str = typer.Option(None, "--model-name", help="Model id to report (default: "
                                    "derived from SPEC)."),
     max_batch: int = typer.Option(32, "--max-batch", help="Most conversations per model call."),
@@ -32,6 +33,8 @@ def serve(
 
     opts = json_object(options, "--options")
     opts.setdefault("max_batch", max_batch)
-    typer.echo(f"serving {spec} at http://{host}:{port}/v1", err=True)
+    def ready(url: str) -> None:
+        typer.echo(f"rlhub policy serve: {spec} listening on {url} (API root {url}/v1)", err=True)
+
     run_server(spec, host=host, port=port, model_name=model_name, options=opts,
-               log_level=log_level)
+               log_level=log_level, ready=ready)

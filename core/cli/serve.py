@@ -22,7 +22,8 @@ def serve(
     mixture: Path = typer.Option(None, "--mixture", help="Mixture for /v1/sample and the "
                                  "server's scheduler (fed by /v1/scheduler/observe)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    port: int = typer.Option(8000, "--port", help="TCP port."),
+    port: int = typer.Option(8000, "--port", help="TCP port (0: any free one; the address "
+                             "is printed once the server listens)."),
     workers: int = typer.Option(None, "--workers", min=1, help="Verification threads, or Ray "
                                 "actors with --ray [4 x CPUs, at most 32]."),
     ray: str = typer.Option(None, "--ray", help="Run verification on Ray actors: 'local' "
@@ -49,9 +50,12 @@ def serve(
     if strip_token:
         config.strip_tokens = tuple(strip_token)
     get_registry()  # honour the root --domains-file/--block options before the app builds
-    typer.echo(f"rlhub serve: http://{host}:{port}/get_reward ({config.workers} "
-               f"{'Ray actors' if ray else 'threads'})", err=True)
-    run(config)
+
+    def ready(url: str) -> None:
+        typer.echo(f"rlhub serve: listening on {url} (POST {url}/get_reward; "
+                   f"{config.workers} {'Ray actors' if ray else 'threads'})", err=True)
+
+    run(config, ready)
 
 
 @handle_errors

@@ -23,7 +23,8 @@ pytest.importorskip("aiohttp", reason="aiohttp is not installed (pip install 'rl
 
 from rlhub import registry
 from rlhub.hub.export import label_of
-from rlhub.hub.server_process import ServerProcess, free_port
+from rlhub.hub.server_process import ServerProcess
+from rlhub.serving import refused_port
 from rlhub.hub.server_protocol import LOG_KEYS
 
 AGENT = Path(__file__).resolve().parents[2] / "hub" / "openrlhf_agent.py"
@@ -165,7 +166,7 @@ def test_with_scheduling_a_prompt_group_shares_one_scheduler_task_and_reports_it
 
 def test_an_unreachable_hub_gives_an_error_flag_instead_of_a_crash(
         tokenizer: Any, tokenizer_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = load_agent(monkeypatch, f"http://127.0.0.1:{free_port()}", tokenizer_dir, RLHUB_HTTP_RETRIES="1")
+    module = load_agent(monkeypatch, f"http://127.0.0.1:{refused_port()}", tokenizer_dir, RLHUB_HTTP_RETRIES="1")
     task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
     out, _ = execute(module, tokenizer, task, [task.gold + "<eos>"])
     assert out["reward"] == 0.0
