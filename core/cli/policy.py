@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rlhub.cli.common import handle_errors, json_object
+from rlhub.cli.common import emit_jsonl, handle_errors, json_object
 
 policy_app = typer.Typer(help="Policies: serve a model behind an OpenAI-compatible API.",
                          no_args_is_help=True)
@@ -27,6 +27,8 @@ def serve(
     options: str = typer.Option("{}", "--options", help="Policy options as JSON "
                                 "(sampling defaults, seed, ...)."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    json_out: bool = typer.Option(False, "--json", help="Once listening, print one JSON line "
+                                  "on stdout: the URL and the API root."),
 ) -> None:
     """Serve SPEC at http://HOST:PORT/v1 (chat completions and models)."""
     from rlhub.policy.serve import serve as run_server
@@ -35,6 +37,8 @@ def serve(
     opts.setdefault("max_batch", max_batch)
     def ready(url: str) -> None:
         typer.echo(f"rlhub policy serve: {spec} listening on {url} (API root {url}/v1)", err=True)
+        if json_out:
+            emit_jsonl({"url": url, "api_root": f"{url}/v1", "spec": spec})
 
     run_server(spec, host=host, port=port, model_name=model_name, options=opts,
                log_level=log_level, ready=ready)

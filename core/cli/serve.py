@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from rlhub.cli.common import JsonOpt, emit_json, get_registry, handle_errors
+from rlhub.cli.common import JsonOpt, emit_json, emit_jsonl, get_registry, handle_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -38,6 +38,8 @@ def serve(
     episode_ttl: float = typer.Option(900.0, "--episode-ttl", help="Seconds an idle episode "
                                       "lives."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    json_out: bool = typer.Option(False, "--json", help="Once listening, print one JSON line "
+                                  "on stdout: the URL, the reward endpoint and the pool."),
 ) -> None:
     """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
     from rlhub.hub.server import ServerConfig, run
@@ -52,8 +54,11 @@ def serve(
     get_registry()  # honour the root --domains-file/--block options before the app builds
 
     def ready(url: str) -> None:
-        typer.echo(f"rlhub serve: listening on {url} (POST {url}/get_reward; "
-                   f"{config.workers} {'Ray actors' if ray else 'threads'})", err=True)
+        pool = f"{config.workers} {'Ray actors' if ray else 'threads'}"
+        typer.echo(f"rlhub serve: listening on {url} (POST {url}/get_reward; {pool})", err=True)
+        if json_out:
+            emit_jsonl({"url": url, "get_reward": f"{url}/get_reward", "health": f"{url}/health",
+                        "workers": config.workers, "ray": ray})
 
     run(config, ready)
 
