@@ -65,7 +65,14 @@ def server(app: Any, sock: socket.socket, ready: Callable[[str], None] | None = 
 
 
 def serve(app: Any, *, host: str, port: int, ready: Callable[[str], None] | None = None,
-          **options: Any) -> None:
-    """Serve ``app`` on ``host:port`` (0: any free port) until interrupted."""
+          **options: Any) -> bool:
+    """Serve ``app`` on ``host:port`` (0: any free port) until interrupted; False when it never
+    started (its lifespan failed: uvicorn has logged why)."""
     sock = bind(host, port)
-    server(app, sock, ready, **options).run(sockets=[sock])
+    instance = server(app, sock, ready, **options)
+    try:
+        instance.run(sockets=[sock])
+    except SystemExit:  # uvicorn's way of giving up on a failed start-up
+        if instance.started:
+            raise
+    return bool(instance.started)

@@ -68,9 +68,11 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = 8000
-    workers: int = field(default_factory=lambda: min(32, 4 * (os.cpu_count() or 1)))
+    workers: int | None = None  # threads: 4 per CPU (at most 32); Ray: as the cluster holds
     ray: str | None = None
     ray_threads: int = 8
+    ray_actor_cpus: float = 1.0
+    ray_start_timeout_s: float = 120.0
     mixture: str | None = None
     max_inflight: int | None = None
     backlog: int = 4096
@@ -82,7 +84,7 @@ class ServerConfig:
 
     @property
     def admission(self) -> int:
-        return self.max_inflight or 64 * max(1, self.workers)
+        return self.max_inflight or 64 * max(1, self.workers or 4 * (os.cpu_count() or 1))
 
 
 class ApiError(Exception):
@@ -134,6 +136,7 @@ class Hub:
         self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
         self.scheduler = SchedulerHub(self._scheduler(), config.episode_ttl_s)
         self.pool: Pool | None = None
+        self.startup_error: Exception | None = None  # why open() failed, for run() to raise
         self.started = time.time()
 
     def _scheduler(self) -> Any | None:
@@ -145,7 +148,8 @@ class Hub:
 
     def open(self) -> None:
         self.pool = make_pool(self.registry, self.config.workers, self.config.ray,
-                              self.config.ray_threads)
+                              self.config.ray_threads, self.config.ray_actor_cpus,
+                              self.config.ray_start_timeout_s)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -421,7 +425,11 @@ def create_app(config: ServerConfig | None = None, registry: Any = None) -> Any:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
-        await asyncio.to_thread(hub.open)
+        try:
+            await asyncio.to_thread(hub.open)
+        except Exception as exc:
+            hub.startup_error = exc
+            raise
         sweeper = asyncio.create_task(hub.sweeper())
         try:
             yield
@@ -527,9 +535,24 @@ async def _body(request: Any, max_body: int) -> Any:
     return body
 
 
-def run(config: ServerConfig, ready: Callable[[str], None] | None = None) -> None:
-    """Serve until interrupted (``rlhub serve``); ``ready(url)`` once it listens."""
+def run(config: ServerConfig, ready: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+    """Serve until interrupted (``rlhub serve``); ``ready(url, pool info)`` once it listens.
+
+    A pool that could not start (no Ray actor up in time, say) is raised here, after uvicorn
+    gave up, so the command exits with its message."""
     from rlhub.serving import serve
 
-    serve(create_app(config), host=config.host, port=config.port, ready=ready,
-          backlog=config.backlog, log_level=config.log_level, access_log=False, lifespan="on")
+    app = create_app(config)
+    hub = app.state.hub
+
+    def listening(url: str) -> None:
+        if ready is not None:
+            ready(url, hub.pool.info() if hub.pool else {})
+
+    started = serve(app, host=config.host, port=config.port, ready=listening,
+                    backlog=config.backlog, log_level=config.log_level, access_log=False,
+                    lifespan="on")
+    if hub.startup_error is not None:
+        raise hub.startup_error
+    if not started:
+        raise RlhubError("rlhub serve did not start; the lines above say why")

@@ -6,6 +6,7 @@ Heavy imports (FastAPI, uvicorn, Ray) happen inside the commands, so ``rlhub lis
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,12 +25,17 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int = typer.Option(8000, "--port", help="TCP port (0: any free one; the address "
                              "is printed once the server listens)."),
-    workers: int = typer.Option(None, "--workers", min=1, help="Verification threads, or Ray "
-                                "actors with --ray [4 x CPUs, at most 32]."),
+    workers: int = typer.Option(None, "--workers", min=1, help="Verification threads [4 x CPUs, "
+                                "at most 32], or Ray actors with --ray [as many as the cluster's "
+                                "free CPUs hold]."),
     ray: str = typer.Option(None, "--ray", help="Run verification on Ray actors: 'local' "
                             "(private instance), 'auto', or a cluster address."),
     ray_threads: int = typer.Option(8, "--ray-threads", min=1,
                                     help="Concurrent calls per Ray actor."),
+    ray_actor_cpus: float = typer.Option(1.0, "--ray-actor-cpus", min=0.01,
+                                         help="CPUs each Ray actor asks the cluster for."),
+    ray_start_timeout: float = typer.Option(120.0, "--ray-start-timeout", min=0.1,
+                                            help="Seconds to wait for a first Ray actor."),
     max_inflight: int = typer.Option(None, "--max-inflight", min=1, help="Requests admitted "
                                      "at once; later ones wait (never rejected) [64 x workers]."),
     strip_token: list[str] = typer.Option(None, "--strip-token", help="Trailing special token "
@@ -45,20 +51,21 @@ def serve(
     from rlhub.hub.server import ServerConfig, run
 
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
+                          ray_actor_cpus=ray_actor_cpus, ray_start_timeout_s=ray_start_timeout,
                           mixture=str(mixture) if mixture else None, max_inflight=max_inflight,
                           episode_ttl_s=episode_ttl, log_level=log_level)
-    if workers:
-        config.workers = workers
+    config.workers = workers
     if strip_token:
         config.strip_tokens = tuple(strip_token)
     get_registry()  # honour the root --domains-file/--block options before the app builds
 
-    def ready(url: str) -> None:
-        pool = f"{config.workers} {'Ray actors' if ray else 'threads'}"
-        typer.echo(f"rlhub serve: listening on {url} (POST {url}/get_reward; {pool})", err=True)
+    def ready(url: str, pool: dict[str, Any]) -> None:
+        size = (f"{pool.get('live')} of {pool.get('workers')} Ray actors up, the rest as the "
+                "cluster places them" if ray else f"{pool.get('workers')} threads")
+        typer.echo(f"rlhub serve: listening on {url} (POST {url}/get_reward; {size})", err=True)
         if json_out:
             emit_jsonl({"url": url, "get_reward": f"{url}/get_reward", "health": f"{url}/health",
-                        "workers": config.workers, "ray": ray})
+                        "pool": pool})
 
     run(config, ready)
 

@@ -12,6 +12,7 @@ import time
 import uuid
 from typing import Any
 
+from rlhub.errors import PolicyError
 from rlhub.policy.protocol import generate_detailed
 
 
@@ -101,5 +102,6 @@ def serve(spec: str, *, host: str = "127.0.0.1", port: int = 8000, model_name: s
 
     policy = make_policy(spec, options or {})
     name = model_name or spec.split("#")[-1].split(":")[-1].rstrip("/").rsplit("/", 1)[-1]
-    serving.serve(make_app(policy, name), host=host, port=port, ready=ready,
-                  log_level=log_level)
+    if not serving.serve(make_app(policy, name), host=host, port=port, ready=ready,
+                         log_level=log_level):
+        raise PolicyError("rlhub policy serve did not start; the lines above say why")
