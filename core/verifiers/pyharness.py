@@ -429,8 +429,8 @@ def candidate_globals(channel, names, entry_point):
                 ns[name] = channel.proxy(name)
             elif kind[0] == "value":
                 ns[name] = decode(kind[1])
-            elif kind[0] == "module" and same_module(name, kind[1]) is not None:
-                ns[name] = same_module(name, kind[1])
+            elif kind[0] == "module" and (module := same_module(name, kind[1])) is not None:
+                ns[name] = module
         except Exception:  # noqa: BLE001 - malformed: the name is left out
             continue
     if entry_point:
