@@ -54,7 +54,7 @@ def test_ray_actors_verify_code_and_math_and_hold_episodes(
     code_task = registry().get("code/py-roman-v1").sample(1, seed=4)[0]
     with ServerProcess(["--ray", "local", "--workers", "2", "--ray-threads", "4"], env=env,
                        start_timeout_s=240) as server:
-        health = get(server.url + "/health")
+        health = until(lambda: (h := get(server.url + "/health"))["pool"]["live"] == 2 and h)
         body = {"query": [PROMPT + math_task.gold, PROMPT + code_task.gold, PROMPT + "nope"],
                 "prompts": [PROMPT] * 3,
                 "labels": [label_of(math_task), label_of(code_task), label_of(code_task)]}
