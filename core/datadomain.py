@@ -110,7 +110,7 @@ def columns(fields: dict[str, Any]) -> list[str]:
     return [c for v in fields.values() for c in ([v] if isinstance(v, str) else v)]
 
 
-def test_fields(row: dict[str, Any], fields: dict[str, Any], rid_hint: str) -> dict[str, Any]:
+def row_tests(row: dict[str, Any], fields: dict[str, Any], rid_hint: str) -> dict[str, Any]:
     """A row's tests for ``python-tests``: test code, asserts, setup, stdin/stdout cases."""
     from rlhub.verifiers.pytests import io_cases
 
@@ -178,7 +178,7 @@ class DataDomain(Domain):
         row = rows[order[index % len(rows)]]
         f = self.params["fields"]
         answer = row.get(f["answer"]) if "answer" in f else None
-        meta = test_fields(row, f, rid_hint=f"{self.id} row {row.get(f.get('id', ''), index)}")
+        meta = row_tests(row, f, rid_hint=f"{self.id} row {row.get(f.get('id', ''), index)}")
         gold = row.get(f["gold"]) if "gold" in f else None
         template = GOLD_FROM_ANSWER.get(self.manifest.data["verifier"]["name"])
         if gold is None and answer is not None and template:

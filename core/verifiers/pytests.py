@@ -119,7 +119,7 @@ def entry_point_of(meta: dict[str, Any]) -> str | None:
     return next((c for c in calls if not hasattr(builtins, c) and c not in setup), None)
 
 
-def test_code(meta: dict[str, Any], answer: Any) -> str:
+def tests_module(meta: dict[str, Any], answer: Any) -> str:
     """One test module from ``setup``, ``tests`` (or the task's answer) and ``asserts``."""
     asserts = meta.get("asserts") or []
     if isinstance(asserts, str):
@@ -163,7 +163,7 @@ class PythonTests:
         if meta.get("cases") is not None:
             job.update(mode="io", cases=io_cases(meta["cases"]), **self.io_options)
         else:
-            job.update(mode="calls", tests=test_code(meta, task.answer),
+            job.update(mode="calls", tests=tests_module(meta, task.answer),
                        entry_point=entry_point_of(meta),
                        trusted=task.prompt_text() if self.include_prompt else None)
         return ExecRequest(code=harness_source(), language="python", stdin=json.dumps(job),
