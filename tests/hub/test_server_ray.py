@@ -28,6 +28,7 @@ pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rl
 from rlhub import registry
 from rlhub.hub.export import label_of
 from rlhub.hub.server_process import ServerProcess
+from tests.sandbox.conftest import host_processes_with
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 PROMPT = "user: solve\nassistant: "
@@ -85,39 +86,31 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
                               "--include-dashboard=false", f"--temp-dir={temp_dir}",
                               "--disable-usage-stats"], env=env, capture_output=True, text=True,
                              timeout=300)
+    address = re.search(r"--address='([^']+)'", started.stdout + started.stderr)
     try:
-        assert started.returncode == 0, started.stdout + started.stderr
-        address = re.search(r"--address='([^']+)'", started.stdout + started.stderr)
-        assert address, started.stdout
+        assert started.returncode == 0 and address, started.stdout + started.stderr
         yield {"address": address.group(1), **env}
     finally:
-        stop_processes_of(temp_dir)  # never `ray stop`: it stops every cluster on the machine
+        # never `ray stop`: it stops every cluster on the machine. The client server's command
+        # line names the cluster's address, the other processes' its temp dir.
+        stop_processes_of([temp_dir] + ([f"--address={address.group(1)}"] if address else []))
         subprocess.run(["rm", "-rf", temp_dir], check=False)
 
 
-def stop_processes_of(temp_dir: str) -> None:
-    """SIGTERM, then SIGKILL, the processes of the cluster whose temp dir is ``temp_dir``."""
+def stop_processes_of(markers: list[str]) -> None:
+    """SIGTERM, then SIGKILL, the processes whose command line holds one of ``markers``."""
+    def ours() -> set[int]:
+        return {pid for marker in markers for pid in host_processes_with(marker)}
+
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids_mentioning(temp_dir):
+        for pid in ours():
             try:
                 os.kill(pid, sig)
             except OSError:
                 pass
         deadline = time.monotonic() + 20
-        while pids_mentioning(temp_dir) and time.monotonic() < deadline:
+        while ours() and time.monotonic() < deadline:
             time.sleep(0.2)
-
-
-def pids_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if text.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def until(check: Any, timeout: float = 180.0) -> Any:
