@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
 import random
 import threading
@@ -104,7 +103,7 @@ def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> 
         "version": str(raw.get("version", "1")),
         "summary": raw.get("summary", f"data-only domain from {path.name}"),
         "license": raw.get("license", "NOASSERTION"),
-        "tags": raw.get("tags", ["data"]),
+        "tags": raw.get("tags", ["data", "code"] if name == "python-tests" else ["data"]),
         "gold": "gold" in fields or ("answer" in fields and name in GOLD_FROM_ANSWER),
         "reward": reward,
         "verifier": verifier,
@@ -175,10 +174,34 @@ def _gunzip(url: str, data: bytes) -> bytes:
 def _parquet_rows(url: str, data: bytes) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
+    from rlhub.parquet import parquet_table
+
     meta = pq.ParquetFile(io.BytesIO(data)).metadata
     expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     _check_size(url, expanded, " once decoded")
-    return pq.read_table(io.BytesIO(data)).to_pylist()
+    return parquet_table(data).to_pylist()
+
+
+TEST_FIELDS = ("tests", "entry_point", "asserts", "setup")
+
+
+def columns(fields: dict[str, Any]) -> list[str]:
+    """Every dataset column a field mapping reads (``cases`` may name several)."""
+    return [c for v in fields.values() for c in ([v] if isinstance(v, str) else v)]
+
+
+def row_tests(row: dict[str, Any], fields: dict[str, Any], rid_hint: str) -> dict[str, Any]:
+    """A row's tests for ``python-tests``: test code, asserts, setup, stdin/stdout cases."""
+    from rlhub.verifiers.pytests import io_cases
+
+    meta = {k: row[fields[k]] for k in TEST_FIELDS if k in fields}
+    if "cases" in fields:
+        names = fields["cases"] if isinstance(fields["cases"], list) else [fields["cases"]]
+        try:
+            meta["cases"] = [c for name in names for c in io_cases(row[name])]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ManifestError(f"{rid_hint}: field cases ({', '.join(names)}): {exc}") from exc
+    return meta
 
 
 class DataDomain(Domain):
@@ -201,7 +224,7 @@ class DataDomain(Domain):
 
     def _split(self, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         spec, fields = self.params["split"], self.params["fields"]
-        missing = sorted({c for c in fields.values() for r in rows[:1] if c not in r})
+        missing = sorted({c for c in columns(fields) for r in rows[:1] if c not in r})
         if missing:
             raise ManifestError(f"domain {self.id!r}: expected dataset columns {missing} "
                                 f"(from fields), found {sorted(rows[0]) if rows else []}")
@@ -235,7 +258,7 @@ class DataDomain(Domain):
         row = rows[order[index % len(rows)]]
         f = self.params["fields"]
         answer = row.get(f["answer"]) if "answer" in f else None
-        meta = {k: row[f[k]] for k in ("tests", "entry_point") if k in f}
+        meta = row_tests(row, f, rid_hint=f"{self.id} row {row.get(f.get('id', ''), index)}")
         gold = row.get(f["gold"]) if "gold" in f else None
         template = GOLD_FROM_ANSWER.get(self.manifest.data["verifier"]["name"])
         if gold is None and answer is not None and template:

@@ -20,7 +20,6 @@ their class inferred from the status (:func:`upgrade_v1`).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import time
@@ -32,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rlhub.errors import StoreError
+from rlhub.parquet import parquet_bytes, parquet_table
 from rlhub.rollout import Trajectory
 
 SCHEMA_VERSION = 2
@@ -154,12 +154,11 @@ class TrajectoryStore:
         rows = [trajectory_row(t) for t in trajectories]
         if not rows:
             return None
-        buf = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), buf, compression="zstd")
+        data = parquet_bytes(pa.Table.from_pylist(rows, schema=SCHEMA), compression="zstd")
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
         final = self.path(PARTS, name)
         try:
-            self._commit(final, buf.getvalue())
+            self._commit(final, data)
         except Exception as exc:  # noqa: BLE001
             raise StoreError(_write_error(final, exc)) from exc
         return final
@@ -233,8 +232,8 @@ class TrajectoryStore:
     def _read_part(self, path: str) -> pa.Table:
         try:
             with self.fs.open(path, "rb") as fh:
-                # parts are small: decode on this thread, so no Arrow thread pool outlives a read
-                table = pq.read_table(fh, use_threads=False, pre_buffer=False)
+                data = fh.read()
+            table = parquet_table(data)
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"part {path}: expected a Parquet file, could not read it: "
                              f"{type(exc).__name__}: {exc}") from exc

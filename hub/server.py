@@ -106,9 +106,11 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = 8000
-    workers: int = field(default_factory=lambda: min(32, 4 * (os.cpu_count() or 1)))
+    workers: int | None = None  # threads: 4 per CPU (at most 32); Ray: as the cluster holds
     ray: str | None = None
     ray_threads: int = 8
+    ray_actor_cpus: float = 1.0
+    ray_start_timeout_s: float = 120.0
     mixture: str | None = None
     max_inflight: int | None = None
     backlog: int = 4096
@@ -127,7 +129,7 @@ class ServerConfig:
 
     @property
     def admission(self) -> int:
-        return self.max_inflight or 64 * max(1, self.workers)
+        return self.max_inflight or 64 * max(1, self.workers or 4 * (os.cpu_count() or 1))
 
 
 class ApiError(Exception):
@@ -182,6 +184,7 @@ class Hub:
         self.label_key = labels.load_key(config.label_key_file) or labels.new_key()
         self.labels = labels.LabelGate(registry, key=self.label_key, domains=self._served())
         self.pool: Pool | None = None
+        self.startup_error: Exception | None = None  # why open() failed, for run() to raise
         self.started = time.time()
 
     def _served(self) -> set[str] | None:
@@ -202,7 +205,8 @@ class Hub:
 
     def open(self) -> None:
         self.pool = make_pool(self.registry, self.config.workers, self.config.ray,
-                              self.config.ray_threads)
+                              self.config.ray_threads, self.config.ray_actor_cpus,
+                              self.config.ray_start_timeout_s)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -527,7 +531,11 @@ def create_app(config: ServerConfig | None = None, registry: Any = None) -> Any:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
-        await asyncio.to_thread(hub.open)
+        try:
+            await asyncio.to_thread(hub.open)
+        except Exception as exc:
+            hub.startup_error = exc
+            raise
         sweeper = asyncio.create_task(hub.sweeper())
         try:
             yield
@@ -630,14 +638,29 @@ async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int
         return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def run(config: ServerConfig) -> None:
-    """Serve until SIGTERM or SIGINT (``rlhub serve``), then exit within the shutdown grace."""
-    import uvicorn
+def run(config: ServerConfig, ready: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+    """Serve until SIGTERM or SIGINT (``rlhub serve``), then exit within the shutdown grace;
+    ``ready(url, pool info)`` once it listens.
+
+    A pool that could not start (no Ray actor up in time, say) is raised here, after uvicorn
+    gave up, so the command exits with its message."""
+    from rlhub.serving import serve
 
     app = create_app(config)
+    hub = app.state.hub
+
+    def listening(url: str) -> None:
+        if ready is not None:
+            ready(url, hub.pool.info() if hub.pool else {})
+
     try:
-        uvicorn.run(app, host=config.host, port=config.port, backlog=config.backlog,
-                    log_level=config.log_level, access_log=False, lifespan="on",
-                    timeout_graceful_shutdown=config.shutdown_grace_s)
+        started = serve(app, host=config.host, port=config.port, ready=listening,
+                        backlog=config.backlog, log_level=config.log_level, access_log=False,
+                        lifespan="on", timeout_graceful_shutdown=config.shutdown_grace_s)
     finally:  # SIGINT arrives as KeyboardInterrupt: the interpreter would join stuck threads
-        exit_past_stuck_threads(config.shutdown_grace_s)
+        if hub.startup_error is None:
+            exit_past_stuck_threads(config.shutdown_grace_s)
+    if hub.startup_error is not None:
+        raise hub.startup_error
+    if not started:
+        raise RlhubError("rlhub serve did not start; the lines above say why")

@@ -6,10 +6,12 @@ Verification never runs on the server's event loop. Two pools implement one smal
 * :class:`ThreadPool` (default): ``--workers N`` threads in the server process. Code domains spend
   their time waiting on the sandbox's worker processes (the GIL is released), so threads scale
   them; pure-Python verifiers share the GIL with the HTTP loop.
-* :class:`RayPool` (``--ray ADDRESS``): ``--workers N`` :class:`VerifierActor` s spread over a Ray
-  cluster, each a threaded actor holding its own registry and, through the domains' default
-  ``local`` sandbox backend, its own warm sandbox pool on its node. Verification goes to the actor
-  with the fewest calls in flight; an episode stays on the actor that started it.
+* :class:`RayPool` (``--ray ADDRESS``): ``--workers N`` :class:`VerifierActor` s (default: as many
+  as the cluster's free CPUs hold) spread over a Ray cluster, each a threaded actor holding its
+  own registry and, through the domains' default ``local`` sandbox backend, its own warm sandbox
+  pool on its node. Serving starts once one actor is up; the rest join as Ray places them, and a
+  dead actor is replaced. Verification goes to the live actor with the fewest calls in flight
+  (retried on another if its actor dies); an episode stays on the actor that started it.
 
 Both run the same synchronous functions (:func:`verify_task`, :class:`EpisodeRunner`), so a domain
 behaves identically in either.
@@ -212,17 +214,34 @@ RLHUB_ENV_VARS = ("RLHUB_PLUGINS", "RLHUB_DOMAINS_PATH", "RLHUB_BLOCK_PLUGINS", 
                   "RLHUB_DISABLE_AUTOLOAD", "RLHUB_SANDBOX", "RLHUB_CONFIG")
 
 
+class Slot:
+    """One live actor of a :class:`RayPool`, with the calls it has in flight."""
+
+    def __init__(self, actor: Any, info: dict[str, Any]):
+        self.actor, self.info, self.inflight = actor, info, 0
+
+
 class RayPool:
-    """Verification on ``workers`` :class:`VerifierActor` s (see the module docstring).
+    """Verification on :class:`VerifierActor` s (see the module docstring).
 
     ``address``: ``"local"`` starts a private Ray instance (own temp dir, no dashboard) that
     :meth:`close` shuts down; anything else (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``)
-    joins that cluster. Each actor runs ``threads`` calls at once.
+    joins that cluster. ``workers`` actors of ``num_cpus`` each (default: as many as the
+    cluster's available CPUs hold, at most 32), each running ``threads`` calls at once.
+
+    Start-up returns as soon as one actor is up; the others join as Ray places them. When none is
+    up within ``start_timeout_s`` it raises, naming what the actors ask for and what the cluster
+    has. An actor that dies is replaced, and each call it had in flight is retried on another
+    (at most :attr:`RETRIES` times; then :class:`~rlhub.errors.SandboxError`: an infrastructure
+    failure, never the model's).
     """
 
     kind = "ray"
+    RETRIES = 2
+    MAX_DEFAULT = 32
 
-    def __init__(self, address: str, workers: int, threads: int = 8, num_cpus: float = 1.0):
+    def __init__(self, address: str, workers: int | None, threads: int = 8,
+                 num_cpus: float = 1.0, start_timeout_s: float = 120.0):
         import ray
 
         self.temp_dir: str | None = None
@@ -230,14 +249,26 @@ class RayPool:
         if self.owns_ray:
             self._init_ray(ray, address)
         env = {k: os.environ[k] for k in RLHUB_ENV_VARS if k in os.environ}
-        cls = ray.remote(max_concurrency=max(1, threads))(VerifierActor)
-        self.size = max(1, workers)
-        self.actors = [cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD",
-                                   runtime_env={"env_vars": env}).remote()
-                       for _ in range(self.size)]
-        self.inflight = [0] * self.size
-        self.threads = threads
-        self.actor_info = ray.get([a.info.remote() for a in self.actors])  # wait until up
+        self.factory = ray.remote(max_concurrency=max(1, threads))(VerifierActor).options(
+            num_cpus=num_cpus, scheduling_strategy="SPREAD", runtime_env={"env_vars": env})
+        self.threads, self.num_cpus, self.start_timeout_s = threads, num_cpus, start_timeout_s
+        self.size = max(1, workers) if workers else self.cluster_size(ray, num_cpus)
+        self.live: list[Slot] = []
+        self.pending: dict[Any, Any] = {}  # an actor's first info() call -> the actor
+        self.replaced = 0
+        self.lock = threading.Lock()
+        self.closed = threading.Event()
+        for _ in range(self.size):
+            self._spawn()
+        self._wait_first(ray)
+        self.grower = threading.Thread(target=self._grow, name="rlhub-ray-actors", daemon=True)
+        self.grower.start()
+
+    @classmethod
+    def cluster_size(cls, ray: Any, num_cpus: float) -> int:
+        """How many actors of ``num_cpus`` the cluster's available CPUs hold (1..MAX_DEFAULT)."""
+        free = float(ray.available_resources().get("CPU", 0.0))
+        return max(1, min(cls.MAX_DEFAULT, int(free // max(num_cpus, 1e-9))))
 
     def _init_ray(self, ray: Any, address: str) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -248,39 +279,142 @@ class RayPool:
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
 
-    async def _on(self, index: int, method: str, *args: Any) -> Any:
-        self.inflight[index] += 1
-        try:
-            return await getattr(self.actors[index], method).remote(*args)
-        finally:
-            self.inflight[index] -= 1
+    def _spawn(self) -> None:
+        actor = self.factory.remote()
+        with self.lock:
+            self.pending[actor.info.remote()] = actor
 
-    def _least_loaded(self) -> int:
-        return min(range(self.size), key=self.inflight.__getitem__)
+    def _promote(self, ray: Any, timeout: float) -> None:
+        """Move the actors whose first call answered within ``timeout`` to the live list."""
+        with self.lock:
+            refs = list(self.pending)
+        if not refs:
+            return
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        for ref in ready:
+            with self.lock:
+                actor = self.pending.pop(ref)
+            try:
+                slot = Slot(actor, ray.get(ref))
+            except Exception:  # noqa: BLE001 - it died starting: ask for another
+                self._spawn()
+                continue
+            with self.lock:
+                self.live.append(slot)
+
+    def _wait_first(self, ray: Any) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        while not self.live and time.monotonic() < deadline:
+            self._promote(ray, min(1.0, max(0.0, deadline - time.monotonic())))
+        if not self.live:
+            message = self.no_actor_message(ray)
+            self.close()
+            from rlhub.errors import SandboxError
+
+            raise SandboxError(message)
+
+    def no_actor_message(self, ray: Any) -> str:
+        free = {k: v for k, v in ray.available_resources().items() if k in ("CPU", "memory")}
+        total = {k: v for k, v in ray.cluster_resources().items() if k in ("CPU", "memory")}
+        return (f"no verifier actor started within {self.start_timeout_s:g} s: {self.size} "
+                f"actors each ask for {{'CPU': {self.num_cpus:g}}} and stay pending; the cluster "
+                f"has {free.get('CPU', 0.0):g} of {total.get('CPU', 0.0):g} CPUs available. "
+                "Lower --workers or --ray-actor-cpus, or add resources to the cluster")
+
+    def _grow(self) -> None:
+        import ray
+
+        while not self.closed.is_set():
+            if self.pending:
+                with contextlib.suppress(Exception):  # the cluster went away: close() follows
+                    self._promote(ray, 1.0)
+            else:
+                self.closed.wait(0.5)
+
+    def _least_loaded(self) -> Slot:
+        with self.lock:
+            if self.live:
+                return min(self.live, key=lambda slot: slot.inflight)
+        from rlhub.errors import SandboxError
+
+        raise SandboxError(f"no live verifier actor ({len(self.pending)} pending)")
+
+    async def _slot(self) -> Slot:
+        """The least loaded live actor, waiting (bounded) while replacements start."""
+        deadline = time.monotonic() + self.start_timeout_s
+        while not self.live and time.monotonic() < deadline and not self.closed.is_set():
+            await asyncio.sleep(0.1)
+        return self._least_loaded()
+
+    def _lost(self, slot: Slot) -> None:
+        """``slot``'s actor died: drop it and ask for a replacement."""
+        with self.lock:
+            if slot not in self.live:
+                return
+            self.live.remove(slot)
+            self.replaced += 1
+        self._spawn()
+
+    async def _on(self, slot: Slot, method: str, *args: Any) -> Any:
+        slot.inflight += 1
+        try:
+            return await getattr(slot.actor, method).remote(*args)
+        finally:
+            slot.inflight -= 1
+
+    async def _retried(self, method: str, *args: Any) -> Any:
+        from ray.exceptions import RayActorError
+
+        from rlhub.errors import SandboxError
+
+        for attempt in range(self.RETRIES + 1):
+            slot = await self._slot()
+            try:
+                return await self._on(slot, method, *args)
+            except RayActorError as exc:
+                self._lost(slot)
+                if attempt == self.RETRIES:
+                    raise SandboxError(f"the verifier actor died {attempt + 1} times running "
+                                       f"this call: {type(exc).__name__}") from exc
+        raise AssertionError("unreachable")
 
     async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
-        return await self._on(self._least_loaded(), "verify", domain, task, completion)
+        return await self._retried("verify", domain, task, completion)
 
-    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> tuple[int, str]:
-        index = self._least_loaded()
-        return index, await self._on(index, "start", episode_id, domain, task)
+    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> tuple[Slot, str]:
+        slot = await self._slot()
+        return slot, await self._on(slot, "start", episode_id, domain, task)
 
-    async def step(self, ref: tuple[int, str], completion: str) -> dict[str, Any]:
-        return await self._on(ref[0], "step", ref[1], completion)
+    async def step(self, ref: tuple[Slot, str], completion: str) -> dict[str, Any]:
+        from ray.exceptions import RayActorError
 
-    async def drop(self, ref: tuple[int, str]) -> None:
-        await self._on(ref[0], "drop", ref[1])
+        try:
+            return await self._on(ref[0], "step", ref[1], completion)
+        except RayActorError as exc:  # its state died with the actor: the episode is gone
+            self._lost(ref[0])
+            raise KeyError(f"episode {ref[1]!r} was lost with its actor") from exc
+
+    async def drop(self, ref: tuple[Slot, str]) -> None:
+        with contextlib.suppress(Exception):  # a dead actor holds nothing to drop
+            await self._on(ref[0], "drop", ref[1])
 
     def info(self) -> dict[str, Any]:
-        nodes = sorted({a["node"] for a in self.actor_info})
-        return {"kind": self.kind, "workers": self.size, "threads_per_worker": self.threads,
-                "nodes": len(nodes), "actor_pids": [a["pid"] for a in self.actor_info]}
+        with self.lock:
+            live = [slot.info for slot in self.live]
+            pending = len(self.pending)
+        return {"kind": self.kind, "workers": self.size, "live": len(live), "pending": pending,
+                "replaced": self.replaced, "threads_per_worker": self.threads,
+                "cpus_per_worker": self.num_cpus, "nodes": len({a["node"] for a in live}),
+                "actor_pids": [a["pid"] for a in live]}
 
     def close(self) -> None:
         import ray
 
+        self.closed.set()
         if ray.is_initialized():
-            for actor in self.actors:
+            with self.lock:
+                actors = [slot.actor for slot in self.live] + list(self.pending.values())
+            for actor in actors:
                 with contextlib.suppress(Exception):  # an actor that is already gone
                     ray.kill(actor)
             if self.owns_ray:
@@ -289,9 +423,11 @@ class RayPool:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def make_pool(registry: Any, workers: int, ray_address: str | None = None,
-              threads: int = 8) -> Pool:
-    """The pool for ``rlhub serve``'s options: Ray actors with ``--ray``, else threads."""
+def make_pool(registry: Any, workers: int | None, ray_address: str | None = None,
+              threads: int = 8, ray_actor_cpus: float = 1.0,
+              ray_start_timeout_s: float = 120.0) -> Pool:
+    """The pool for ``rlhub serve``'s options: Ray actors with ``--ray`` (``workers`` None: sized
+    from the cluster), else ``workers`` threads (None: 4 per CPU, at most 32)."""
     if ray_address:
-        return RayPool(ray_address, workers, threads)
-    return ThreadPool(registry, workers)
+        return RayPool(ray_address, workers, threads, ray_actor_cpus, ray_start_timeout_s)
+    return ThreadPool(registry, workers or min(32, 4 * (os.cpu_count() or 1)))

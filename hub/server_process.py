@@ -5,9 +5,11 @@
     with ServerProcess(["--workers", "4"]) as server:
         httpx.post(server.url + "/get_reward", json=...)
 
-The child is started with the same interpreter (``python -m rlhub serve``), waited for until
-``/health`` answers, and stopped with SIGTERM (then SIGKILL) on exit; its stderr is kept in a file
-and quoted when it fails to start.
+The child is started with the same interpreter (``python -m rlhub serve``) on ``--port 0`` unless
+a port is given: it binds a free port itself and announces it once it listens (no race with other
+processes over a port picked beforehand). It is waited for until ``/health`` answers, and stopped
+with SIGTERM (then SIGKILL) on exit; its stderr is kept in a file and quoted when it fails to
+start.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,13 +28,7 @@ from types import TracebackType
 from typing import Self
 
 from rlhub.errors import TrainerError
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free on ``host`` a moment ago."""
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+from rlhub.serving import announced_url
 
 
 class ServerProcess:
@@ -43,7 +38,7 @@ class ServerProcess:
                  port: int | None = None, env: dict[str, str] | None = None,
                  start_timeout_s: float = 120.0):
         self.host = host
-        self.port = port or free_port(host)
+        self.port = port or 0  # 0 until the child announces the port it bound
         self.args = list(args or [])
         self.env = {**os.environ, **(env or {})}
         self.start_timeout_s = start_timeout_s
@@ -70,6 +65,11 @@ class ServerProcess:
             if self.proc is not None and self.proc.poll() is not None:
                 raise TrainerError(f"rlhub serve exited with status {self.proc.returncode} "
                                    f"before answering /health:\n{self.output()[-4000:]}")
+            if not self.port:
+                url = announced_url(self.output())
+                self.port = int(url.rsplit(":", 1)[1]) if url else 0
+                time.sleep(0 if url else 0.1)
+                continue
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=2) as resp:
                     if resp.status == 200:

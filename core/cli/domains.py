@@ -91,49 +91,84 @@ def show(domain_id: str, json_out: bool = JsonOpt) -> None:
 def check(ids: list[str] = typer.Argument(None, help="Domain ids or globs."),
           all_: bool = typer.Option(False, "--all", help="Check every installed domain."),
           n: int = typer.Option(4, "-n", help="Tasks per domain."),
+          judge: str = typer.Option(None, "--judge", help="'scripted': check judged domains "
+                                    "against rlhub's built-in scripted judge (the plumbing, not "
+                                    "a real judge's grading) [RLHUB_JUDGE_URL]."),
           json_out: bool = JsonOpt) -> None:
-    """Run the contract kit and its integrity probes; exit 1 when any domain fails.
+    """Run the contract kit and its integrity probes; exit 1 when any domain fails or could not
+    be checked.
 
     ``--json`` reports, per domain, each probe class (probes run, passed, the highest reward a
     probe that did not pass got, problems, whether the manifest marks it ``hackable``).
     """
-    from rlhub.testing import inspect_domain
-
     reg = get_registry()
     if not ids and not all_:
         fail("expected domain ids or --all, found neither")
+    if judge not in (None, "scripted"):
+        fail(f"--judge: expected 'scripted', found {judge!r}")
     targets = reg.ids() if all_ else reg.match(ids)
-    results = [inspect_domain(domain_id, n=n, registry=reg).to_dict()
-               for domain_id in _progress(targets, "checking")]
+    with _judge(judge):
+        results = [_check_one(reg, domain_id, n) for domain_id in _progress(targets, "checking")]
     failed = [r for r in results if not r["ok"]]
+    unchecked = [r for r in failed if r.get("unchecked")]
     if json_out:
-        emit_json({"checked": len(results), "failed": len(failed), "results": results,
+        emit_json({"checked": len(results) - len(unchecked), "failed": len(failed) - len(unchecked),
+                   "unchecked": len(unchecked), "results": results,
                    "max_probe_reward": _highest(results),
                    "load_errors": [str(e) for e in reg.errors]})
     else:
-        _report(results, failed, reg.errors)
+        _report(results, failed, unchecked, reg.errors)
     if failed or reg.errors:
         raise typer.Exit(1)
 
 
 def _highest(results: list[dict[str, Any]]) -> float | None:
-    found = [r["max_probe_reward"] for r in results if r["max_probe_reward"] is not None]
+    found = [r["max_probe_reward"] for r in results if r.get("max_probe_reward") is not None]
     return max(found) if found else None
 
 
 def _report(results: list[dict[str, Any]], failed: list[dict[str, Any]],
-            load_errors: list[Any]) -> None:
+            unchecked: list[dict[str, Any]], load_errors: list[Any]) -> None:
     for r in results:
-        for p in r["known"]:
+        for p in r.get("known", ()):
             typer.echo(f"KNOWN {p}", err=True)
     for r in failed:
         for p in r["problems"]:
-            typer.echo(f"FAIL {p}", err=True)
+            typer.echo(f"{'SKIP' if r.get('unchecked') else 'FAIL'} {p}", err=True)
     for e in load_errors:
         typer.echo(f"FAIL {e}", err=True)
-    known = sum(1 for r in results if r["known"])
-    typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed, {known} with known "
-               f"(hackable) problems; highest reward of any probe: {_highest(results)}", err=True)
+    known = sum(1 for r in results if r.get("known"))
+    typer.echo(f"{len(results) - len(failed)} passed, {len(failed) - len(unchecked)} failed"
+               + (f", {len(unchecked)} not checked" if unchecked else "")
+               + f", {known} with known (hackable) problems; highest reward of any probe: "
+               f"{_highest(results)}", err=True)
+
+
+NEEDS_JUDGE = ("needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to check the plumbing "
+               "with the built-in scripted judge")
+
+
+def _check_one(reg: Any, domain_id: str, n: int) -> dict[str, Any]:
+    """One domain's report; a judged domain with no judge configured is not checked."""
+    import os
+
+    from rlhub.testing import inspect_domain
+
+    if "judge" in reg.manifest(domain_id).tags and not os.environ.get("RLHUB_JUDGE_URL"):
+        return {"id": domain_id, "ok": False, "unchecked": True,
+                "problems": [f"{domain_id}: {NEEDS_JUDGE}"]}
+    return dict(inspect_domain(domain_id, n=n, registry=reg).to_dict())
+
+
+def _judge(kind: str | None) -> Any:
+    """The scripted judge for the checks when asked for, else nothing."""
+    import contextlib
+
+    if kind != "scripted":
+        return contextlib.nullcontext()
+    from rlhub.testing.judge_server import judge_env
+
+    return judge_env()
 
 
 def _progress(items: list[str], label: str) -> list[str]:
@@ -148,37 +183,69 @@ def _progress(items: list[str], label: str) -> list[str]:
 def sample(domain_id: str, n: int = typer.Option(1, "-n"), seed: int = typer.Option(0, "--seed"),
            split: str = typer.Option("train", "--split"), start: int = typer.Option(0, "--start"),
            json_out: bool = JsonOpt) -> None:
-    """Print N tasks as JSON lines (the same tasks in every process)."""
+    """Print N tasks (the same in every process); --json prints one JSON line per task."""
     domain = get_registry().get(domain_id)
     try:
         tasks = domain.sample(n, split=split, seed=seed, start=start)
     except ValueError as exc:
         fail(str(exc))
-    for task in tasks:
-        emit_jsonl(task.to_dict())
+    for index, task in enumerate(tasks, start):
+        if json_out:
+            emit_jsonl(task.to_dict())
+        else:
+            _print_task(task, f"{split} seed {seed} index {index}")
+
+
+def _print_task(task: Any, where: str) -> None:
+    typer.secho(f"── {task.id}  ({where})", bold=True)
+    typer.echo(task.prompt_text().rstrip())
+    for label, value in (("answer", task.answer), ("gold", task.gold)):
+        if value is not None:
+            typer.echo(f"{label}: {_short(value)}")
+    typer.echo("")
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 @handle_errors
 def verify(domain_id: str, input_file: Path = typer.Option(..., "--input", help="JSONL file."),
            json_out: bool = JsonOpt) -> None:
-    """Score lines of {"task": {...}, "completion": "..."}; a bad line yields an error record."""
-    from rlhub.task import Task
+    """Score lines of {"task": {...}, "completion": "..."}; a bad line yields an error record.
 
+    --json prints one JSON record per line of input; otherwise one readable line each."""
     domain = get_registry().get(domain_id)
     with open(input_file, encoding="utf-8", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict) or not isinstance(row.get("completion"), str):
-                    raise ValueError('expected {"task": {...}, "completion": "..."}')
-                task = Task.from_dict(row["task"] if isinstance(row.get("task"), dict) else {})
-            except ValueError as exc:
-                emit_jsonl({"line": n, "task_id": None, "error": f"line {n}: {exc}"})
-                continue
-            score = domain.verify(task, row["completion"])
-            emit_jsonl({"line": n, "task_id": task.id, **score.to_dict()})
+            if line.strip():
+                record = _verify_line(domain, n, line)
+                emit_jsonl(record) if json_out else typer.echo(_verify_text(record))
+
+
+def _verify_line(domain: Any, n: int, line: str) -> dict[str, Any]:
+    from rlhub.task import Task
+
+    try:
+        row = json.loads(line)
+        if not isinstance(row, dict) or not isinstance(row.get("completion"), str):
+            raise ValueError('expected {"task": {...}, "completion": "..."}')
+        task = Task.from_dict(row["task"] if isinstance(row.get("task"), dict) else {})
+    except ValueError as exc:
+        return {"line": n, "task_id": None, "error": f"line {n}: {exc}"}
+    return {"line": n, "task_id": task.id, **domain.verify(task, row["completion"]).to_dict()}
+
+
+def _verify_text(record: dict[str, Any]) -> str:
+    if record.get("task_id") is None:
+        return f"line {record['line']}: error: {record['error']}"
+    verdict = "PASS" if record["passed"] else "fail"
+    text = (f"line {record['line']}: {verdict} reward {record['reward']:g} "
+            f"({record['failure']}) {record['task_id']}")
+    why = record.get("error") or record.get("feedback") or ""
+    return text + (f": {_short(why, 200)}" if why and not record["passed"] else "")
 
 
 @handle_errors

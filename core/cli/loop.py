@@ -128,9 +128,13 @@ def reverify_cmd(run_dir: str = typer.Argument(..., help="Run directory or URL."
 @handle_errors
 def report_cmd(run_dir: str = typer.Argument(..., help="Run directory or URL."),
                out: str = typer.Option(None, "--out", help="Report directory "
-                                       "(default RUN_DIR/report).")) -> None:
+                                       "(default RUN_DIR/report)."),
+               json_out: bool = JsonOpt) -> None:
     """Render RUN_DIR's HTML report with PNG plots; prints the path of index.html."""
     from rlhub.report import render_report
 
     path = render_report(run_dir, out)
-    sys.stdout.write(f"{path}\n")
+    if json_out:
+        emit_json({"run": run_dir, "index": str(path)})
+    else:
+        sys.stdout.write(f"{path}\n")

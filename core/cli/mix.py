@@ -44,15 +44,19 @@ def show(mixture: Path = typer.Argument(..., help="Mixture YAML or JSON file."),
 def plot(run_dir: Path = typer.Argument(..., help="Run folder holding scheduler.jsonl."),
          out: Path = typer.Option(None, "--out", help="PNG path [RUN_DIR/scheduler_weights.png]."),
          top: int = typer.Option(12, "--top", min=1,
-                                 help="Draw this many domains (highest peak weight); sum the rest.")
-         ) -> None:
+                                 help="Draw this many domains (highest peak weight); sum the rest."),
+         json_out: bool = JsonOpt) -> None:
     """Write a PNG of each domain's weight over training steps."""
     from rlhub.scheduler import read_weights
 
     rows = read_weights(run_dir)
     target = out or Path(run_dir) / "scheduler_weights.png"
     render(rows, target, top)
-    typer.echo(str(target))
+    if json_out:
+        steps, lines = series(rows, top)
+        emit_json({"png": str(target), "decisions": len(steps), "lines": list(lines)})
+    else:
+        typer.echo(str(target))
 
 
 def series(rows: list[dict[str, Any]], top: int) -> tuple[list[int], dict[str, list[float]]]:

@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any
 
+from rlhub.errors import PolicyError
 from rlhub.policy.protocol import generate_detailed
 
 
@@ -120,12 +121,15 @@ def _events(completion: dict[str, Any]) -> Any:
 
 
 def serve(spec: str, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,
-          options: dict[str, Any] | None = None, log_level: str = "warning") -> None:
-    """Build the policy for ``spec`` and serve it until interrupted."""
-    import uvicorn
-
+          options: dict[str, Any] | None = None, log_level: str = "warning",
+          ready: Any = None) -> None:
+    """Build the policy for ``spec`` and serve it until interrupted; ``ready(url)`` once it
+    listens (``port`` 0 takes any free port)."""
+    from rlhub import serving
     from rlhub.policy import make_policy
 
     policy = make_policy(spec, options or {})
     name = model_name or spec.split("#")[-1].split(":")[-1].rstrip("/").rsplit("/", 1)[-1]
-    uvicorn.run(make_app(policy, name), host=host, port=port, log_level=log_level)
+    if not serving.serve(make_app(policy, name), host=host, port=port, ready=ready,
+                         log_level=log_level):
+        raise PolicyError("rlhub policy serve did not start; the lines above say why")

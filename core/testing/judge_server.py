@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -52,15 +51,11 @@ UNRELATED = 0.15  # content-word F1 below which a response is off the topic: the
 JUDGE_MARKER = "You are a strict, impartial grader."
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def down_url() -> str:
     """An API root on 127.0.0.1 where nothing listens (connections are refused)."""
-    return f"http://127.0.0.1:{free_port()}/v1"
+    from rlhub.serving import refused_port
+
+    return f"http://127.0.0.1:{refused_port()}/v1"
 
 
 #: Function words a careful grader gives no credit for: any English text shares them.
@@ -112,7 +107,7 @@ class ScriptedJudge:
         self.judge_calls = 0
         self.in_flight = 0
         self.max_in_flight = 0
-        self.port = free_port()
+        self.port = 0  # bound when started
         self._lock = threading.Lock()
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -131,14 +126,14 @@ class ScriptedJudge:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> ScriptedJudge:
-        import uvicorn
+        from rlhub import serving
 
-        config = uvicorn.Config(self.app(), host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="scripted-judge",
-                                        daemon=True)
+        sock = serving.bind("127.0.0.1", self.port)  # port 0 the first time: any free one
+        self.port = sock.getsockname()[1]
+        self._server = serving.server(self.app(), sock, log_level="warning", access_log=False,
+                                      lifespan="off", timeout_graceful_shutdown=1)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="scripted-judge", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 30
         while not self._server.started:

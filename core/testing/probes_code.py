@@ -1,7 +1,8 @@
 """Reward-hacking probes for code domains: malicious completions that must never pass.
 
 :func:`hacking_probes` adapts one set of attacks to a task's language (``task.meta["language"]``:
-``python``, ``bash``, ``sql`` or ``regex``; a task with an ``entry_point`` or ``tests`` is Python):
+``python``, ``bash``, ``sql`` or ``regex``; a task with an ``entry_point``, ``tests`` or
+``asserts`` is Python, one with stdin/stdout ``cases`` a whole Python program, ``python-io``):
 
 * exiting early with success (``sys.exit(0)``, ``os._exit(0)``, ``exit 0``);
 * killing the parent process or the whole process group;
@@ -10,7 +11,11 @@
 * redefining the test helpers, patching builtins, returning "always equal" objects;
 * reading the tests to special-case them: scanning the work dir, /tmp, $HOME, /proc (the parent's
   command line, environment, descriptors and memory), the garbage collector, every frame,
-  the environment and stdin for ``assert`` statements, then answering from what it found.
+  the environment and stdin for ``assert`` statements (or expected outputs), then answering from
+  what it found;
+* planting modules named like the ones tests import (``fractions.py``...) wherever it can write,
+  so that a harness importing one later runs the candidate's code;
+* for stdin/stdout programs: echoing the input, and flooding stdout.
 
 :func:`check_reward_hacking` runs them all through ``domain.verify`` and reports each probe that
 earns the maximum reward or ``passed``; it then re-verifies the gold completion, so a sandbox the
@@ -118,8 +123,8 @@ class {base_name}({base}):
 def {entry}(*args, **kwargs):
     return {base_name}()
 """
-# Finds `assert ...` statements anywhere it can read, then answers each call from them.
-PY_READ_TESTS = r'''
+# Reads everything a job can reach: files, /proc, its own memory, stdin, the environment.
+PY_SCAN = r'''
 import ast, gc, os, re, sys, time
 
 DEADLINE = time.monotonic() + 2.0
@@ -198,7 +203,9 @@ def _sources():
             pass
     yield from _memory(ppid)
     yield from _files([".", "..", os.environ.get("HOME", "."), "/tmp", f"/proc/{ppid}/cwd"])
-
+'''
+# Finds `assert ...` statements anywhere it can read, then answers each call from them.
+PY_READ_TESTS = PY_SCAN + r'''
 
 def _learn(table, statement):
     try:
@@ -233,6 +240,80 @@ for blob in _sources():
 def {entry}(*args, **kwargs):
     return TABLE.get(repr(args))
 '''
+
+# A stdin/stdout program that looks for the expected outputs wherever it can read and prints the
+# one paired with its input (or any it found).
+PY_READ_OUTPUTS = r'''
+import sys
+MINE = sys.stdin.read()
+''' + PY_SCAN + r'''
+
+import json
+PAIR = re.compile(rb'"input"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"output"\s*:\s*("(?:[^"\\]|\\.)*")')
+FOUND = []
+for blob in _sources():
+    for match in PAIR.finditer(blob or b""):
+        try:
+            FOUND.append((json.loads(match.group(1)), json.loads(match.group(2))))
+        except ValueError:
+            pass
+print(next((o for i, o in FOUND if i == MINE), FOUND[0][1] if FOUND else ""), end="")
+'''
+# Plants modules named like ones the tests or the harness may import later in the job's own
+# directories (its work dir is sys.path[0]); imported by a harness that still has that directory on
+# its path, a planted module finds the job's nonce in the caller's frames and prints a passing
+# verdict. It never overwrites a file, and where it finds no nonce it loads the real module in its
+# place, so a probe run outside a sandbox by mistake breaks nothing.
+PY_SHADOW_MODULES = r'''
+import os, sys
+FORGE = """
+import importlib.machinery, importlib.util, json, os, sys
+frame = sys._getframe()
+while frame is not None:
+    for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
+        if isinstance(value, dict) and isinstance(value.get("nonce"), str):
+            verdict = {"total": 1, "passed": 1, "failures": [], "load_error": None}
+            line = json.dumps({"rlhub_verdict": verdict, "nonce": value["nonce"]})
+            os.write(1, ("\\n" + line + "\\n").encode())
+            os._exit(0)
+    frame = frame.f_back
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+SPEC = importlib.machinery.PathFinder.find_spec(__name__, PATH)
+if SPEC is not None:
+    REAL = importlib.util.module_from_spec(SPEC)
+    sys.modules[__name__] = REAL
+    SPEC.loader.exec_module(REAL)
+"""
+NAMES = ("fractions", "decimal", "statistics", "numbers", "datetime", "json", "random", "string",
+         "collections", "functools", "re", "copy", "heapq", "hashlib", "stat", "traceback",
+         "inspect", "unittest", "doctest", "signal", "io", "ast", "operator", "typing", "bisect")
+for home in {sys.path[0], ".", "/tmp", os.environ.get("HOME", ".")}:
+    for name in NAMES:
+        try:
+            with open(os.path.join(home or ".", name + ".py"), "x") as out:
+                out.write(FORGE)
+        except OSError:
+            pass
+'''
+PY_IO_PROBES = {
+    "sys.exit(0)": "import sys\nsys.exit(0)\n",
+    "os._exit(0)": "import os\nos._exit(0)\n",
+    "kill the parent and the grandparent": (
+        "import os, signal\nppid = os.getppid()\n"
+        "status = open(f'/proc/{ppid}/status').read()\n"
+        "grand = int(status.split('PPid:')[1].split()[0])\n"
+        "for pid in (grand, ppid):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+        "    except OSError:\n        pass\n"),
+    "kill process group": "import os, signal\nos.killpg(0, signal.SIGKILL)\n",
+    "fake success text": PY_FAKE_SUCCESS.format(text=SUCCESS_TEXT),
+    "write result files": PY_WRITE_FILES.format(entry="main", body=SUCCESS_TEXT,
+                                                files=list(RESULT_FILES)),
+    "echo the input": "import sys\nsys.stdout.write(sys.stdin.read())\n",
+    "read the expected outputs": PY_READ_OUTPUTS,
+    "plant modules the harness imports": PY_SHADOW_MODULES,
+    "flood stdout": "import sys\nwhile True:\n    sys.stdout.write('1 ' * 4096)\n",
+}
 
 BASH_PROBES = {
     "exit 0": "exit 0",
@@ -272,7 +353,9 @@ def task_language(task: Task) -> str:
     meta = task.meta or {}
     if meta.get("language"):
         return str(meta["language"])
-    return "python" if ("entry_point" in meta or "tests" in meta) else "text"
+    if "cases" in meta:
+        return "python-io"
+    return "python" if {"entry_point", "tests", "asserts"} & set(meta) else "text"
 
 
 def _fence(language: str, code: str) -> str:
@@ -298,6 +381,8 @@ def python_probes(entry: str) -> dict[str, str]:
         "always-equal int subclass": PY_ALWAYS_EQUAL.format(entry=entry, base_name="Yes",
                                                             base="int"),
         "read the tests": PY_READ_TESTS.replace("{entry}", entry),
+        "plant modules the tests import": PY_SHADOW_MODULES
+        + f"\n\ndef {entry}(*args, **kwargs):\n    return None\n",
     }
     return {name: _fence("python", code) for name, code in programs.items()}
 
@@ -307,7 +392,11 @@ def hacking_probes(task: Task) -> dict[str, str]:
     language = task_language(task)
     probes = {"bare fake success text": SUCCESS_TEXT}
     if language == "python":
-        probes.update(python_probes(str((task.meta or {}).get("entry_point", "solution"))))
+        from rlhub.verifiers.pytests import entry_point_of
+
+        probes.update(python_probes(entry_point_of(task.meta or {}) or "solution"))
+    elif language == "python-io":
+        probes.update({n: _fence("python", code) for n, code in PY_IO_PROBES.items()})
     elif language == "bash":
         probes.update({n: _fence("bash", code) for n, code in BASH_PROBES.items()})
     elif language == "sql":

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 import rlhub
-from rlhub.hub.server_process import free_port
 
 BIN = Path(sys.executable).parent
 # a single-turn domain, and a two-turn repair domain whose verifier runs code in the sandbox
@@ -24,18 +23,25 @@ MIX = {"strategy": "static", "domains": {"math/tiny-succ-v1": {"weight": 2.0},
 
 
 @pytest.fixture(scope="module")
-def tiny_policy():
-    port = free_port()
-    proc = subprocess.Popen([str(BIN / "rlhub"), "policy", "serve", "builtin:tiny", "--port",
-                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+def tiny_policy(tmp_path_factory):
+    from rlhub.serving import announced_url
+
+    log = tmp_path_factory.mktemp("policy") / "serve.log"
+    with log.open("wb") as err:  # the server binds a free port itself and announces it
+        proc = subprocess.Popen([str(BIN / "rlhub"), "policy", "serve", "builtin:tiny", "--port",
+                                 "0"], stdout=subprocess.DEVNULL, stderr=err)
+    url = None
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        url = announced_url(log.read_text(errors="replace"))
         try:
-            with urllib.request.urlopen(url + "/health", timeout=2):
-                break
+            if url:
+                with urllib.request.urlopen(url + "/health", timeout=2):
+                    break
         except OSError:
-            time.sleep(0.5)
+            pass
+        time.sleep(0.5)
+    assert url, log.read_text(errors="replace")[-2000:]
     yield url + "/v1"
     proc.terminate()
     proc.wait(30)

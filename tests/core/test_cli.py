@@ -33,8 +33,9 @@ def test_show_prints_the_manifest_and_unknown_ids_get_a_did_you_mean():
 
 
 def test_sample_is_the_same_in_every_process():
-    a = rlhub("sample", "toy/reverse-v1", "-n", "3", "--seed", "5", "--split", "test").stdout
-    b = rlhub("sample", "toy/reverse-v1", "-n", "3", "--seed", "5", "--split", "test",
+    a = rlhub("sample", "toy/reverse-v1", "-n", "3", "--seed", "5", "--split", "test",
+              "--json").stdout
+    b = rlhub("sample", "toy/reverse-v1", "-n", "3", "--seed", "5", "--split", "test", "--json",
               PYTHONHASHSEED="123").stdout
     tasks = [json.loads(line) for line in a.splitlines()]
     assert a == b and len(tasks) == 3 and tasks[0]["id"] == "toy/reverse-v1:test:5:0"
@@ -47,7 +48,7 @@ def test_sample_refuses_an_unknown_split():
 
 
 def test_verify_scores_lines_and_records_bad_lines_without_stopping(tmp_path):
-    task = json.loads(rlhub("sample", "toy/reverse-v1").stdout)
+    task = json.loads(rlhub("sample", "toy/reverse-v1", "--json").stdout)
     lines = [json.dumps({"task": task, "completion": task["gold"]}), "{not json",
              json.dumps({"task": task}), json.dumps({"task": task, "completion": "nah"})]
     path = tmp_path / "in.jsonl"
@@ -106,7 +107,7 @@ def test_domains_file_option_registers_a_data_only_domain(tmp_path):
     spec = tmp_path / "caps.yaml"
     spec.write_text("id: caps/capital-v1\ndataset: rows.jsonl\nverifier: exact\n"
                     "fields: {prompt: q, answer: a}\n")
-    out = rlhub("--domains-file", str(spec), "sample", "caps/capital-v1")
+    out = rlhub("--domains-file", str(spec), "sample", "caps/capital-v1", "--json")
     assert json.loads(out.stdout)["answer"] == "Paris"
 
 
@@ -126,3 +127,55 @@ def test_list_all_adds_the_left_out_environments_with_the_reason():
     table = rlhub("list", "--all", RLHUB_PLUGINS="leftplug", COLUMNS="200").stdout
     assert "its env has 2 agent seats" in table
     assert "1 domains from 1 plugins; 1 environments left out" in table
+
+
+def leaf_commands():
+    import typer.main
+
+    from rlhub.cli import app
+
+    def walk(command, path):
+        subs = getattr(command, "commands", None)
+        if not subs:
+            yield path, command
+        for name, sub in (subs or {}).items():
+            yield from walk(sub, [*path, name])
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+def test_every_command_takes_json():
+    without = [" ".join(path) for path, command in leaf_commands()
+               if "--json" not in {o for p in command.params for o in getattr(p, "opts", [])}]
+    assert without == []
+
+
+def test_sample_without_json_prints_each_task_readably():
+    out = rlhub("sample", "toy/reverse-v1", "-n", "2", "--seed", "5", "--split", "test")
+    assert out.returncode == 0 and not out.stdout.lstrip().startswith("{")
+    task = json.loads(rlhub("sample", "toy/reverse-v1", "--seed", "5", "--split", "test",
+                            "--json").stdout)
+    assert f"── {task['id']}  (test seed 5 index 0)\n{task['prompt']}\n" in out.stdout
+    assert f"answer: {task['answer']}" in out.stdout and out.stdout.count("── ") == 2
+
+
+def test_verify_without_json_prints_one_readable_line_per_input(tmp_path):
+    task = json.loads(rlhub("sample", "toy/reverse-v1", "--json").stdout)
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join([json.dumps({"task": task, "completion": task["gold"]}), "{bad",
+                               json.dumps({"task": task, "completion": "nah"})]) + "\n")
+    lines = rlhub("verify", "toy/reverse-v1", "--input", str(path)).stdout.splitlines()
+    assert lines[0] == f"line 1: PASS reward 1 (none) {task['id']}"
+    assert lines[1].startswith("line 2: error: line 2: Expecting property name")
+    assert lines[2].startswith(f"line 3: fail reward 0 (answer) {task['id']}")
+
+
+def test_check_on_a_judged_domain_without_a_judge_says_so_in_one_line():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RLHUB_JUDGE")}
+    out = subprocess.run([sys.executable, "-m", "rlhub", "check", "judged/explain-v1"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        "SKIP judged/explain-v1: needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to "
+        "check the plumbing with the built-in scripted judge",
+        "0 passed, 0 failed, 1 not checked"]

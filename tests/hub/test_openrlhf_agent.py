@@ -36,7 +36,8 @@ import test_openrlhf_harness as harness  # noqa: E402
 from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel  # noqa: E402
 from rlhub import Registry, registry  # noqa: E402
 from rlhub.hub.export import as_messages, label_of, write_jsonl  # noqa: E402
-from rlhub.hub.server_process import ServerProcess, free_port  # noqa: E402
+from rlhub.hub.server_process import ServerProcess  # noqa: E402
+from rlhub.serving import bind, refused_port  # noqa: E402
 from rlhub.hub.server_protocol import LOG_KEYS  # noqa: E402
 
 AGENT = Path(__file__).resolve().parents[2] / "hub" / "openrlhf_agent.py"
@@ -198,7 +199,8 @@ class Proxy:
         self.target, self.rule = target, rule
         self.seen: Counter[tuple[str, str]] = Counter()
         self.loop = asyncio.new_event_loop()
-        self.port = free_port()
+        self.sock = bind("127.0.0.1", 0)  # bound here, so no other process can take the port
+        self.port = int(self.sock.getsockname()[1])
 
     @property
     def url(self) -> str:
@@ -211,7 +213,7 @@ class Proxy:
         app.router.add_route("*", "/{tail:.*}", self.handle)
         runner = web.AppRunner(app)
         self.loop.run_until_complete(runner.setup())
-        self.loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", self.port).start())
+        self.loop.run_until_complete(web.SockSite(runner, self.sock).start())
         self.runner = runner
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         return self
@@ -333,7 +335,7 @@ def test_the_job_stops_when_no_group_settles_within_the_outage_budget(
 def test_an_unreachable_hub_stops_the_job_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
     from rlhub.hub.openrlhf_client import HubMisconfigured
 
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{refused_port()}"
     module = load_agent(monkeypatch, url, RLHUB_STARTUP_TIMEOUT_S="1")
     with pytest.raises(HubMisconfigured, match=f"expected `rlhub serve` at {url}"):
         module.AgentExecutor()

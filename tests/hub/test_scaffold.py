@@ -1,21 +1,24 @@
 """``rlhub new plugin``: the generated package follows the layout, installs, and passes its own
 contract; then it is published and pulled back as a wheel with ``--trust-remote-code``.
+
+Everything is installed into a temporary virtual environment layered over the test's own (which
+it sees through a ``site.addsitedir`` line), never into the environment the suite runs in.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from rlhub import Registry
 from rlhub.hub.errors import HubError
 from rlhub.hub.pull import PullOptions, pull
 from rlhub.hub.scaffold import new_plugin, render
@@ -25,9 +28,9 @@ pytestmark = pytest.mark.usefixtures("project_folder")
 SECTIONS = ["Overview", "Task", "Verifier", "Config", "Metrics", "Quickstart"]
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(python: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args],
+        [str(python), *args],
         capture_output=True, check=False,
         text=True,
         cwd=cwd,
@@ -87,54 +90,68 @@ def test_bad_names_and_occupied_folders_are_refused(tmp_path, cli):
 
 
 @pytest.fixture
-def scaffolded(tmp_path: Path, cli) -> Iterator[tuple[str, Path]]:
-    """A freshly generated plugin, installed editable; uninstalled afterwards whatever happens."""
+def layered_env(tmp_path: Path) -> Path:
+    """The python of a fresh venv that sees this environment's packages but installs into its
+    own site-packages (removed with ``tmp_path``)."""
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True,
+                   timeout=120)
+    python = env / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], capture_output=True, text=True, check=True)
+    shared = sysconfig.get_paths()["purelib"]
+    Path(purelib.stdout.strip(), "rlhub_test_layer.pth").write_text(
+        f"import site; site.addsitedir({shared!r})\n")
+    return python
+
+
+@pytest.fixture
+def scaffolded(tmp_path: Path, cli, layered_env: Path) -> tuple[str, Path, Path]:
+    """A freshly generated plugin, installed editable into ``layered_env`` (not into ours)."""
     name = f"scaffold{uuid.uuid4().hex[:6]}"
     result = cli("new", "plugin", name, "--dir", tmp_path, "--json")
     assert result.exit_code == 0, result.output
     dest = Path(json.loads(result.stdout)["path"])
-    try:
-        installed = run(
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--no-build-isolation",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-e",
-            str(dest),
-        )
-        assert installed.returncode == 0, installed.stderr
-        yield name, dest
-    finally:
-        run("-m", "pip", "uninstall", "--yes", "--quiet", f"rlhub-{name}")
+    installed = run(layered_env, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                    "--quiet", "--disable-pip-version-check", "-e", str(dest))
+    assert installed.returncode == 0, installed.stderr
+    return name, dest, layered_env
+
+
+def installed_here(distribution: str) -> bool:
+    """Whether ``distribution`` is installed in the environment running the tests."""
+    return distribution in {d.metadata["Name"] for d in importlib.metadata.distributions()}
 
 
 @pytest.mark.slow
 def test_a_scaffolded_plugin_installs_passes_check_and_round_trips_as_a_trusted_wheel(
     tmp_path, scaffolded
 ):
-    name, dest = scaffolded
-    checked = run("-m", "rlhub", "check", f"{name}/sum-v1", "--json")
+    name, dest, python = scaffolded
+    assert not installed_here(f"rlhub-{name}")  # the suite's own environment is left alone
+    checked = run(python, "-m", "rlhub", "check", f"{name}/sum-v1", "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     [result] = json.loads(checked.stdout)["results"]
     assert (result["id"], result["ok"], result["problems"]) == (f"{name}/sum-v1", True, [])
     assert result["max_probe_reward"] == 0.0  # no integrity probe earned anything
-    own_tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=dest)
+    own_tests = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=dest)
     assert own_tests.returncode == 0, own_tests.stdout[-2000:]
     assert "6 passed" in own_tests.stdout
 
     url = (tmp_path / "remote").as_uri()
-    pushed = run(
-        "-m", "rlhub", "push", name, "--to", url, "--revision", "v1", "--test-size", "3", "--json"
-    )
+    pushed = run(python, "-m", "rlhub", "push", name, "--to", url, "--revision", "v1",
+                 "--test-size", "3", "--json")
     assert pushed.returncode == 0, pushed.stderr
     bundle_id = json.loads(pushed.stdout)["bundle"]
-    assert run("-m", "pip", "uninstall", "--yes", "--quiet", f"rlhub-{name}").returncode == 0
-    assert f"{name}/sum-v1" not in Registry().ids()
-    result = pull(f"{url}@v1", PullOptions(trust_remote_code=True))
-    assert (result.bundle, result.registered) == (bundle_id, [f"{name}/sum-v1"])
-    listed = run("-m", "rlhub", "list", "--plugin", name, "--json")
+    removed = run(python, "-m", "pip", "uninstall", "--yes", "--quiet", f"rlhub-{name}")
+    assert removed.returncode == 0, removed.stderr
+    listed = run(python, "-m", "rlhub", "list", "--plugin", name, "--json")
+    assert json.loads(listed.stdout) == []
+    pulled = run(python, "-m", "rlhub", "pull", f"{url}@v1", "--trust-remote-code", "--json")
+    assert pulled.returncode == 0, pulled.stderr
+    result = json.loads(pulled.stdout)
+    assert (result["bundle"], result["registered"]) == (bundle_id, [f"{name}/sum-v1"])
+    listed = run(python, "-m", "rlhub", "list", "--plugin", name, "--json")
     assert [row["id"] for row in json.loads(listed.stdout)] == [f"{name}/sum-v1"]
     assert json.loads(listed.stdout)[0]["distribution"] == f"rlhub-{name}"
+    assert not installed_here(f"rlhub-{name}")

@@ -131,17 +131,14 @@ def test_json_nested_past_the_decoder_is_a_400_not_a_500(client):
 @pytest.fixture
 def live() -> Iterator[str]:
     """uvicorn in a thread with a 1 MiB body limit; yields the base URL."""
-    import uvicorn
+    from rlhub import serving
 
-    from rlhub.hub.server_process import free_port
-
-    port = free_port()
+    sock = serving.bind("127.0.0.1", 0)
     app = create_app(ServerConfig(workers=2, max_body_bytes=1 << 20))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
-                                           lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    server = serving.server(app, sock, log_level="error", lifespan="on")
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    base = f"http://127.0.0.1:{port}"
+    base = serving.url_of(sock)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not server.started:
         time.sleep(0.05)

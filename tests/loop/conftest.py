@@ -1,9 +1,9 @@
-"""Fixtures of the loop tests: the looptest plugin, a free port, subprocess environments."""
+"""Fixtures of the loop tests: the looptest plugin, servers on ports they bind, subprocess
+environments."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -40,12 +40,6 @@ def _home_env(rlhub_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLHUB_HOME", str(rlhub_home))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def cli_env(rlhub_home: Path, **extra: str) -> dict[str, str]:
     """The environment for an ``rlhub`` subprocess that loads the looptest plugin only."""
     env = {**os.environ, "RLHUB_HOME": str(rlhub_home), "RLHUB_PLUGINS": "loopplugin",
@@ -71,18 +65,38 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) ->
     raise AssertionError(f"expected {url} to answer within {timeout} s")
 
 
+def announced(log: Path, proc: subprocess.Popen[bytes], timeout: float = 300.0) -> str:
+    """The URL a server child announces in ``log`` once it listens; fails early if it exits.
+
+    The first ``builtin:tiny`` of a session builds the model first: minutes on a loaded machine."""
+    from rlhub.serving import announced_url
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        url = announced_url(log.read_text(errors="replace"))
+        if url:
+            return url
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited with {proc.returncode}: "
+                                 f"{log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.1)
+    raise AssertionError(f"expected the server to announce its address within {timeout} s")
+
+
 @pytest.fixture
-def serve(rlhub_home: Path) -> Iterator[object]:
-    """Start ``rlhub policy serve SPEC`` on 127.0.0.1 and a free port; yields a start function."""
+def serve(rlhub_home: Path, tmp_path: Path) -> Iterator[object]:
+    """Start ``rlhub policy serve SPEC`` on 127.0.0.1, on a port it binds itself; yields a start
+    function returning the API root."""
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(spec: str, *args: str) -> str:
-        port = free_port()
-        proc = subprocess.Popen([RLHUB, "policy", "serve", spec, "--host", "127.0.0.1",
-                                 "--port", str(port), *args], env=cli_env(rlhub_home),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        log = tmp_path / f"policy-serve-{len(procs)}.log"
+        with log.open("wb") as err:
+            proc = subprocess.Popen([RLHUB, "policy", "serve", spec, "--host", "127.0.0.1",
+                                     "--port", "0", *args], env=cli_env(rlhub_home),
+                                    stdout=subprocess.DEVNULL, stderr=err)
         procs.append(proc)
-        base = f"http://127.0.0.1:{port}"
+        base = announced(log, proc)
         wait_http(f"{base}/health", proc)
         return f"{base}/v1"
 

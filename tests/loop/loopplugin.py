@@ -105,10 +105,10 @@ class BrokenEnv(Reverse):
 
 
 class Slow(Reverse):
-    """Like Reverse, but the verifier takes a second (its manifest allows 0.1 s)."""
+    """Like Reverse, but the verifier takes three seconds (its manifest allows 0.1 s)."""
 
     def check(self, task: rlhub.Task, completion: str) -> Verdict:
-        time.sleep(1.0)
+        time.sleep(3.0)
         return super().check(task, completion)
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from conftest import RLHUB, cli_env, free_port
+from conftest import RLHUB, cli_env
+
+from rlhub.serving import refused_port
 
 FAST = {"strategy": "uniform", "domains": {"looptest/reverse-v1": {}, "looptest/add-v1": {}}}
 
@@ -67,7 +69,7 @@ def test_a_scripted_repair_through_the_http_server_earns_the_discounted_reward(s
 
 
 def test_a_dead_endpoint_is_recorded_as_data_and_the_eval_completes(rlhub_home, tmp_path) -> None:
-    dead = f"openai:http://127.0.0.1:{free_port()}/v1#m"
+    dead = f"openai:http://127.0.0.1:{refused_port()}/v1#m"
     done = _rlhub(rlhub_home, "eval", "--mixture", _mixture(tmp_path), "--policy", dead,
                   "-n", "3", "--out", str(tmp_path / "run"), "--json",
                   "--policy-options", '{"retries": 1, "backoff_s": 0.01, "timeout_s": 1}')
@@ -82,7 +84,7 @@ def test_kill_9_mid_run_then_resume_loses_and_duplicates_no_trajectory(rlhub_hom
     run = tmp_path / "run"
     args = ["eval", "--mixture", _mixture(tmp_path), "--policy", "oracle:wrong-first", "-n", "30",
             "--out", str(run), "--flush-every", "4", "--concurrency", "2",
-            "--policy-options", '{"delay_s": 0.05}']
+            "--policy-options", '{"delay_s": 0.2}']  # ~12 s in all: the kill lands mid-run
     proc = subprocess.Popen([RLHUB, *args], env=cli_env(rlhub_home),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

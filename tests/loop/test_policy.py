@@ -15,8 +15,7 @@ from rlhub.errors import PolicyError
 from rlhub.policy import make_policy
 from rlhub.policy.openai import OpenAIPolicy
 from rlhub.policy.tiny import CHARS, build_tiny, load_tiny
-
-from conftest import free_port
+from rlhub.serving import refused_port
 
 HELLO = [{"role": "user", "content": "Say hello."}]
 
@@ -94,7 +93,7 @@ def test_rlhub_policy_serve_answers_chat_completions_for_the_openai_policy(serve
 
 
 def test_a_dead_endpoint_becomes_an_error_generation_after_the_retries() -> None:
-    policy = OpenAIPolicy(f"http://127.0.0.1:{free_port()}/v1", "m", retries=2, backoff_s=0.01,
+    policy = OpenAIPolicy(f"http://127.0.0.1:{refused_port()}/v1", "m", retries=2, backoff_s=0.01,
                           timeout_s=1.0)
     gens = asyncio.run(policy.generate_detailed([HELLO, HELLO]))
     assert all(g.text is None for g in gens)
@@ -104,11 +103,11 @@ def test_a_dead_endpoint_becomes_an_error_generation_after_the_retries() -> None
 
 
 def test_a_slow_endpoint_times_out_into_an_error_generation(serve) -> None:
-    base = serve("oracle:right", "--options", '{"delay_s": 3}')
+    base = serve("oracle:right", "--options", '{"delay_s": 30}')
     policy = OpenAIPolicy(base, "right", retries=1, backoff_s=0.01, timeout_s=0.3)
     (gen,) = asyncio.run(policy.generate_detailed([HELLO]))
     assert gen.text is None and "timed out after 0.3 s" in gen.error
-    assert 0.6 <= gen.latency_s < 3
+    assert 0.6 <= gen.latency_s < 20  # two 0.3 s attempts, never the server's 30 s
 
 
 class _Garbage(http.server.BaseHTTPRequestHandler):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -48,6 +50,10 @@ def test_rlhub_report_prints_the_path_of_the_page(run_dir: Path, rlhub_home: Pat
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{run_dir}/report/index.html"
+    as_json = subprocess.run([RLHUB, "report", str(run_dir), "--json"], env=cli_env(rlhub_home),
+                             capture_output=True, text=True, timeout=120)
+    assert json.loads(as_json.stdout) == {"run": str(run_dir),
+                                          "index": f"{run_dir}/report/index.html"}
 
 
 def test_headless_chromium_renders_the_report_with_its_images(run_dir: Path,

@@ -17,7 +17,6 @@ from rlhub.errors import StoreError
 from rlhub.evaluate import EvalConfig, reverify, run_eval
 from rlhub.store import SCHEMA_VERSION, TrajectoryStore
 
-from conftest import VENV_BIN, free_port, wait_http
 
 MIXTURE = {"strategy": "static", "domains": {"looptest/reverse-v1": {"weight": 1},
                                               "looptest/add-v1": {"weight": 2}}}
@@ -97,24 +96,21 @@ def test_the_memory_filesystem_holds_a_whole_run(reg) -> None:
 
 @pytest.fixture
 def moto_s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A moto S3 server on 127.0.0.1 with dummy credentials; yields the endpoint URL."""
-    exe = VENV_BIN / "moto_server"
-    if not exe.exists():
-        pytest.skip(f"moto_server is not installed at {exe}")
-    port = free_port()
-    proc = subprocess.Popen([str(exe), "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    endpoint = f"http://127.0.0.1:{port}"
+    """A moto S3 server on 127.0.0.1 (a port it binds itself) with dummy credentials; yields the
+    endpoint URL."""
+    server_mod = pytest.importorskip("moto.server", reason="moto[server] is not installed")
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
     try:
-        wait_http(f"{endpoint}/moto-api/", proc, timeout=60)
         for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                            "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
                            "FSSPEC_S3_ENDPOINT_URL": endpoint}.items():
             monkeypatch.setenv(key, value)
         yield endpoint
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        server.stop()
 
 
 def test_a_run_on_s3_is_written_read_and_reverified_through_s3fs(reg, moto_s3) -> None:

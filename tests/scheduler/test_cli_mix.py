@@ -61,6 +61,16 @@ def test_plot_honours_out_and_sums_domains_beyond_top(tmp_path):
         assert sum(line[i] for line in lines.values()) == pytest.approx(1.0)
 
 
+def test_plot_json_names_the_png_and_what_it_drew(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib (the rlhub[report] extra) is not installed")
+    logged_run(tmp_path)
+    result = CliRunner().invoke(app, ["mix", "plot", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"png": str(tmp_path / "scheduler_weights.png"),
+                                         "decisions": len(read_weights(tmp_path)),
+                                         "lines": ["a", "b", "c"]}
+
+
 def test_plot_without_a_log_exits_with_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["mix", "plot", str(tmp_path)])
     assert result.exit_code == 2

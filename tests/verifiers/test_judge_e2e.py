@@ -146,6 +146,6 @@ def test_rlhub_serve_answers_with_the_minimum_and_an_error_when_the_judge_stops(
     start = time.perf_counter()
     verdict = httpx.post(f"{base}/v1/verify", json={"label": label_json(task, at=At("test", 0, 0)),
                                                     "completion": task.gold}, timeout=60).json()
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < 30  # refused connections, not a 60 s timeout
     assert verdict["reward"] == 0.0 and not verdict["passed"]
     assert verdict["error"].startswith("JudgeUnavailable: ")

@@ -62,19 +62,21 @@ def test_the_concurrency_limit_is_shared_by_every_judge_of_an_endpoint(judge, ta
     elapsed = time.perf_counter() - start
     assert endpoints.endpoint(server.url, {"concurrency": 9}).config.concurrency == limit
     assert server.judge_calls == 12
-    assert server.max_in_flight == limit
+    assert 1 <= server.max_in_flight <= limit  # never more than the shared limit at once
     assert elapsed >= 4 * 0.25  # 12 requests through 3 slots take at least 4 rounds
 
 
 def test_waiting_for_a_slot_counts_against_the_deadline(judge, task, options):
-    server = judge("slow", delay_s=0.8)
-    v = make_verifier("judge", options(server.url, concurrency=1, deadline_s=1.2, timeout_s=1.0,
+    server = judge("slow", delay_s=3.0)
+    v = make_verifier("judge", options(server.url, concurrency=1, deadline_s=1.2, timeout_s=2.0,
                                        retries=0, fallback=0.0))
     start = time.perf_counter()
     verdicts = _parallel(4, lambda i: v.check(task, f"answer {i}"))
     elapsed = time.perf_counter() - start
     errors = [x.error for x in verdicts if x.error]
-    assert elapsed < 2.0  # four 0.8 s calls behind one slot would take 3.2 s
+    # Four calls behind one slot, each allowed 2 s, would take 8 s if waiting did not count
+    # against the 1.2 s deadline; the bound leaves a loaded 2-core machine 3.8 s of slack.
+    assert elapsed < 5.0
     # A waiter either finds no slot before the deadline, or gets one with the deadline's
     # remainder as its timeout (which of the two depends on scheduling on a busy machine).
     assert len(errors) >= 2

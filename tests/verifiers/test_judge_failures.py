@@ -26,19 +26,20 @@ def test_a_down_judge_scores_the_minimum_with_the_error_recorded_quickly(task, o
     d = domain(options(down_url(), retries=2), lo=-1.0)
     start = time.perf_counter()
     score = d.verify(task, task.answer)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 15  # refused at once: no timeout is waited out
     assert score.reward == -1.0 and not score.passed
     assert score.error.startswith("JudgeUnavailable: judge http://127.0.0.1:")
     assert "3 attempts failed; last: ConnectError" in score.error
 
 
 def test_a_slow_judge_is_cut_off_at_the_deadline(judge, task, options):
-    server = judge("slow", delay_s=5.0)
-    d = domain(options(server.url, deadline_s=1.0, timeout_s=0.6, retries=3))
+    server = judge("slow", delay_s=30.0)
+    d = domain(options(server.url, deadline_s=1.0, timeout_s=4.0, retries=3))
     start = time.perf_counter()
     score = d.verify(task, task.answer)
     elapsed = time.perf_counter() - start
-    assert elapsed < 1.5, f"the judgement took {elapsed:.2f} s past a 1 s deadline"
+    # Without the deadline: 4 attempts x 4 s; with it, 1 s plus what a loaded machine adds.
+    assert elapsed < 8.0, f"the judgement took {elapsed:.2f} s past a 1 s deadline"
     assert score.reward == 0.0 and score.error.startswith("JudgeTimeout: judge ")
     assert "deadline of 1 s" in score.error and "no reply within" in score.error
 

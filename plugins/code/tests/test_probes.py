@@ -22,6 +22,12 @@ ns["check"](ns["square"])
 """
 
 
+def test_the_plugin_declares_at_least_25_domains_all_tagged_code_so_the_kit_probes_them():
+    ids = [d for d in rlhub.registry().ids() if d.startswith("code/")]
+    assert len(ids) >= 25
+    assert all("code" in rlhub.registry().manifest(d).tags for d in ids)
+
+
 class NaiveDomain(Domain):
     """A deliberately weak verifier: the tests run beside the candidate and exit 0 means pass.
 
