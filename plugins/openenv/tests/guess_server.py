@@ -40,7 +40,7 @@ class GuessEnvironment(Environment):
 
     def step(self, action, timeout_s=None, **kwargs):
         self._state.step_count += 1
-        found = re.findall(r"-?\d+", action.message)
+        found = re.findall(r"-?\d{1,9}\b", action.message)  # a guess, not a 5,000-digit probe
         if not found:
             return GuessObservation(text="Reply with a number.", reward=0.0,
                                     done=self._state.step_count >= 8)

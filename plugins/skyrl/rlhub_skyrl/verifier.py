@@ -5,16 +5,26 @@ ground truth, handed to the environment as SkyRL's own dataset rows do (``extras
 ``extras.reward_model``); the environment's ``init`` gets the prompt and its ``step`` the
 completion. Components: ``correct`` (SkyRL's reward reached its maximum, 1.0) and ``env_reward``
 (SkyRL's reward itself: gsm8k pays 0 or 1, aime -1 or 1).
+
+SkyRL's gsm8k scorer reads the first number after ``####``, so ``#### 7 or 12`` or ``#### 7Yes``
+passes on a task whose answer is 7: a hedge a policy would learn. The bridge pays ``correct``
+only when the completion gives one final answer, a single number after its only ``####``;
+``env_reward`` still logs what SkyRL pays.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rlhub import Task, Verdict
 from rlhub.errors import VerifierError
 
 from rlhub_skyrl.catalog import BRIDGED
+
+FINAL_NUMBER = re.compile(r"\$?-?\$?[0-9][0-9,]*(\.[0-9]+)?\.?")
+SINGLE_ANSWER = {"gsm8k": lambda text: text.count("####") == 1 and bool(
+    FINAL_NUMBER.fullmatch(text.rsplit("####", 1)[1].strip()))}
 
 
 class SkyRLVerifier:
@@ -41,6 +51,8 @@ class SkyRLVerifier:
         env.init(messages)
         reward = float(env.step(completion)["reward"])
         env.close()
-        feedback = "" if reward >= 1.0 else "The final answer does not match the reference."
-        return Verdict({"correct": float(reward >= 1.0), "env_reward": reward}, reward >= 1.0,
-                       feedback)
+        single = SINGLE_ANSWER.get(self.env, lambda text: True)(completion)
+        passed = reward >= 1.0 and single
+        feedback = "" if passed else "The final answer does not match the reference." if single \
+            else "Give one final answer: a single number after one '####', and nothing after it."
+        return Verdict({"correct": float(passed), "env_reward": reward}, passed, feedback)

@@ -54,7 +54,7 @@ def test_a_data_only_domain_over_skyrl_rows_meets_the_contract(gsm_domain):
     assert_domain_ok(gsm_domain, across_processes=False)
 
 
-def test_the_verifier_pays_exactly_what_skyrl_gyms_own_scorer_pays(gsm_domain):
+def test_the_verifier_pays_what_skyrl_gyms_own_scorer_pays_for_one_final_answer(gsm_domain):
     from skyrl_gym.envs.gsm8k.utils import compute_score
 
     task = gsm_domain.task("train", 0, 0)
@@ -62,6 +62,18 @@ def test_the_verifier_pays_exactly_what_skyrl_gyms_own_scorer_pays(gsm_domain):
         score = gsm_domain.verify(task, completion)
         assert score.components["env_reward"] == compute_score(completion, task.answer)
         assert score.reward == float(compute_score(completion, task.answer) >= 1)
+
+
+@pytest.mark.parametrize("hedge", ["#### 7 or 12", "#### 7Yes", "#### 7\n#### 12",
+                                   "#### 7, 8, 9"])
+def test_a_hedged_final_answer_that_skyrl_would_pay_earns_nothing(gsm_domain, hedge):
+    from skyrl_gym.envs.gsm8k.utils import compute_score
+
+    task = gsm_domain.task("train", 0, 0)
+    assert compute_score(hedge, task.answer) == 1.0  # SkyRL's own scorer takes the first number
+    score = gsm_domain.verify(task, hedge)
+    assert (score.reward, score.passed, score.components["env_reward"]) == (0.0, False, 1.0)
+    assert score.feedback.startswith("Give one final answer")
 
 
 def test_an_unbridged_environment_is_refused_naming_the_bridged_ones():
