@@ -2,7 +2,10 @@
 
 :class:`Monitor` takes finished trajectories (``observe``) and, on ``flush``, writes
 ``reward/<domain>/mean``, ``reward/<domain>/std``, ``pass_rate/<domain>`` (over the trajectories
-since the last flush) and cumulative ``sandbox/<status>`` counts to TensorBoard event files.
+since the last flush), cumulative ``sandbox/<status>`` counts and cumulative
+``failures/<domain>/<class>`` counts of every failure class that is not the model's to TensorBoard
+event files. Such a trajectory (:mod:`rlhub.failures`) is counted there and nowhere else: its
+reward says nothing about the model, so it stays out of the reward scalars and the shift test.
 
 :class:`ShiftDetector` keeps, per domain, a reference window (the first ``window`` rewards) and a
 sliding current window of the latest ``window`` rewards; every ``stride`` new rewards it runs a
@@ -18,6 +21,8 @@ import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from rlhub.failures import is_trainable
 
 log = logging.getLogger("rlhub.monitor")
 
@@ -93,16 +98,22 @@ class Monitor:
         self.step = 0
         self.pending: dict[str, list[tuple[float, bool]]] = {}
         self.sandbox: dict[str, int] = {}
+        self.failures: dict[str, dict[str, int]] = {}
         self.shifts: list[Shift] = []
 
     def observe(self, traj: Any) -> None:
-        """Take one finished trajectory (anything with domain, reward, passed, turns)."""
+        """Take one finished trajectory (anything with domain, reward, passed, turns, failure)."""
         self.step += 1
-        self.pending.setdefault(traj.domain, []).append((float(traj.reward), bool(traj.passed)))
         for turn in traj.turns:
             status = getattr(turn, "exec_status", None)
             if status:
                 self.sandbox[status] = self.sandbox.get(status, 0) + 1
+        failure = getattr(traj, "failure", "none")
+        if not is_trainable(failure):
+            counts = self.failures.setdefault(traj.domain, {})
+            counts[failure] = counts.get(failure, 0) + 1
+            return
+        self.pending.setdefault(traj.domain, []).append((float(traj.reward), bool(traj.passed)))
         shift = self.detector.add(traj.domain, float(traj.reward))
         if shift is not None:
             self.shifts.append(shift)
@@ -120,6 +131,9 @@ class Monitor:
                                    self.step)
         for status, count in self.sandbox.items():
             self.writer.add_scalar(f"sandbox/{status}", count, self.step)
+        for domain, counts in self.failures.items():
+            for failure, count in counts.items():
+                self.writer.add_scalar(f"failures/{domain}/{failure}", count, self.step)
         from rlhub.verifiers.endpoints import judge_scalars
 
         for tag, value in judge_scalars().items():

@@ -14,10 +14,12 @@ from rlhub.rollout import Trajectory, Turn
 from rlhub.task import Task
 
 
-def _traj(domain: str, reward: float, status: str | None = None) -> Trajectory:
-    turn = Turn(0, [], "x", reward=reward, exec_status=status)
+def _traj(domain: str, reward: float, status: str | None = None,
+          failure: str | None = None) -> Trajectory:
+    failure = failure or ("none" if reward >= 1.0 else "answer")
+    turn = Turn(0, [], "x", reward=reward, exec_status=status, failure=failure)
     return Trajectory(domain, Task("t", domain, "p"), turns=[turn], reward=reward,
-                      passed=reward >= 1.0)
+                      passed=reward >= 1.0, failure=failure)
 
 
 def test_a_shift_in_one_domain_logs_a_warning_naming_that_domain(caplog) -> None:
@@ -64,6 +66,27 @@ def test_monitor_writes_per_domain_reward_pass_rate_and_sandbox_scalars(tmp_path
     assert acc.Scalars("reward/math/a-v1/mean")[-1].value == pytest.approx(2 / 3)
     assert acc.Scalars("pass_rate/code/b-v1")[-1].value == 0.0
     assert acc.Scalars("sandbox/ok")[-1].value == 2
+
+
+def test_faults_that_are_not_the_models_are_counted_per_domain_and_kept_out_of_rewards(
+        tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monitor = Monitor(str(tmp_path / "tb"), window=4, alpha=0.5)
+    for _ in range(4):
+        monitor.observe(_traj("code/b-v1", 1.0))
+    for failure in ("sandbox", "sandbox", "judge", "verifier") * 3:
+        monitor.observe(_traj("code/b-v1", 0.0, "infra_error", failure=failure))
+    monitor.observe(_traj("code/b-v1", 1.0))
+    monitor.close()
+    assert monitor.failures == {"code/b-v1": {"sandbox": 6, "judge": 3, "verifier": 3}}
+    assert monitor.shifts == [] and monitor.detector.reference["code/b-v1"] == [1.0] * 4
+    acc = EventAccumulator(str(tmp_path / "tb"))
+    acc.Reload()
+    assert acc.Scalars("failures/code/b-v1/sandbox")[-1].value == 6
+    assert acc.Scalars("failures/code/b-v1/judge")[-1].value == 3
+    assert [e.value for e in acc.Scalars("reward/code/b-v1/mean")] == [1.0]
+    assert acc.Scalars("pass_rate/code/b-v1")[-1].value == 1.0
 
 
 def test_an_eval_run_leaves_tensorboard_events_in_the_run_directory(reg, tmp_path) -> None:
