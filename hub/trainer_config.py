@@ -50,6 +50,8 @@ class Grpo:
     max_refill_frac: float = 0.5
     log_every: int = 10
     store_every: int = 25
+    infra_retries: int = 2
+    retry_backoff_s: float = 0.2
 
 
 @dataclass

@@ -8,6 +8,7 @@ evaluation, the wall-clock budget).
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import time
@@ -56,7 +57,8 @@ class Session:
         self.events = EventLog(self.out, self.monitor.writer)
         self.model, self.tokenizer = load_tiny(None, seed=cfg.policy_seed)
         attach_mask_positions(self.model)
-        self.cache = ScoreCache(self.domains)
+        self.cache = ScoreCache(self.domains, retries=cfg.grpo.infra_retries,
+                                backoff_s=cfg.grpo.retry_backoff_s)
         self.heldout = HeldOut(self.domains, cfg.heldout.items, cfg.heldout.seed, self.cache,
                                cfg.grpo.max_completion_tokens)
         self.pending: list[Trajectory] = []
@@ -112,11 +114,10 @@ class Session:
                                         temperature=self.cfg.grpo.temperature, samples=h.samples)
         greedy = (self.heldout.evaluate(self.model, self.tokenizer, temperature=0.0, samples=1)
                   if h.greedy else None)
-        for domain, score in sampled.scores().items():
-            self.scheduler.observe_eval(domain, score, h.items * h.samples)
-            self.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, 0)
+        observe_heldout(self, sampled, label, 0)
         self.events.event("heldout", 0, label=label, scores=sampled.scores(),
-                          mean=sampled.mean(), greedy=greedy.scores() if greedy else None)
+                          mean=sampled.mean(), greedy=greedy.scores() if greedy else None,
+                          failures=sampled.failures)
         return sampled, greedy
 
     def _grpo(self) -> int:
@@ -202,6 +203,8 @@ class Session:
             "steps": steps, "warmup": {"steps": warm.steps, "examples": warm.examples,
                                        "loss": warm.loss},
             "trajectories": self.stored, "timings_s": dict(self.owner.timings),
+            "failures": {**self.failures(), "heldout": {"before": before[0].failures,
+                                                        "after": after[0].failures}},
             "adjustments": self.adjustments_summary(),
             "final": {"temperature": dict(self.temps.values), "lr": self.lr.lr},
             "scheduler": {"weights": self.scheduler.weights(), "counts": self.scheduler.counts()},
@@ -209,6 +212,12 @@ class Session:
         }
         summary["timings_s"]["total"] = round(sum(self.owner.timings.values()), 2)
         return summary
+
+    def failures(self) -> dict[str, Any]:
+        """Faults that were not the model's, per domain: ``{"counts": {domain: {class: n}},
+        "retries": {domain: n}}`` (the counts are of samples still failing after the retries)."""
+        return {"counts": copy.deepcopy(self.monitor.failures),
+                "retries": dict(self.cache.retried)}
 
     def adjustments_summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -223,6 +232,14 @@ class Session:
         self.monitor.close()
 
 
+def observe_heldout(s: Session, result: HeldOutResult, label: str, step: int) -> None:
+    """Held-out scores to the scheduler and TensorBoard, over the samples the model earned."""
+    for domain, score in result.scores().items():
+        if result.scored(domain) > 0:
+            s.scheduler.observe_eval(domain, score, result.scored(domain))
+            s.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, step)
+
+
 class StepHooks(TrainerCallback):
     """The hub's side of every GRPO step (see the module docstring)."""
 
@@ -231,6 +248,7 @@ class StepHooks(TrainerCallback):
         self.trainer: HubGRPOTrainer | None = None
         self.steps = 0
         self.shifts_seen = 0
+        self.faults_logged: dict[str, Any] = {}
         self.start = time.perf_counter()
         self.last_eval = self.start
 
@@ -278,17 +296,22 @@ class StepHooks(TrainerCallback):
             writer.add_scalar(f"scheduler/weight/{domain}", w, step)
             writer.add_scalar(f"temperature/{domain}", s.temps.values[domain], step)
         writer.add_scalar("train/lr", s.lr.lr, step)
+        for domain, n in s.cache.retried.items():
+            writer.add_scalar(f"retries/{domain}", n, step)
         s.scheduler.log(s.out, step, counts=s.scheduler.counts(),
                         zero_variance=self.trainer.last_zero if self.trainer else {})
+        faults = s.failures()
+        if faults != self.faults_logged:
+            s.events.event("failures", step, **faults)
+            self.faults_logged = faults
 
     def _inrun_eval(self, step: int) -> None:
         s, h = self.s, self.s.cfg.heldout
         result = s.heldout.evaluate(s.model, s.tokenizer, temperature=s.cfg.grpo.temperature,
                                     samples=h.inrun_samples, items=h.inrun_items)
-        for domain, score in result.scores().items():
-            s.scheduler.observe_eval(domain, score, h.inrun_items * h.inrun_samples)
-            s.monitor.writer.add_scalar(f"heldout/{domain}/inrun", score, step)
-        s.events.event("heldout", step, label="inrun", scores=result.scores(), mean=result.mean())
+        observe_heldout(s, result, "inrun", step)
+        s.events.event("heldout", step, label="inrun", scores=result.scores(), mean=result.mean(),
+                       failures=result.failures)
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                **kw: Any) -> None:
