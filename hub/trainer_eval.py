@@ -102,21 +102,28 @@ class HeldOutResult:
     samples: int
     failures: dict[str, int] = field(default_factory=dict)
 
-    def scores(self) -> dict[str, float]:
+    def scores(self) -> dict[str, float | None]:
+        """Each domain's mean over its scored items; None when no sample of it was scored."""
         return {d: _finite_mean(v) for d, v in self.items.items()}
 
-    def mean(self) -> float:
-        return _finite_mean(list(self.scores().values()))
+    def mean(self) -> float | None:
+        return _finite_mean([v for v in self.scores().values() if v is not None])
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data: settings, faults, and per-item means (None for an item never scored)."""
+        items = {d: [x if np.isfinite(x) else None for x in v] for d, v in self.items.items()}
+        return {"temperature": self.temperature, "samples": self.samples,
+                "failures": dict(self.failures), "items": items}
 
     def scored(self, domain: str) -> int:
         """How many samples of ``domain`` were the model's own outcomes."""
         return len(self.items[domain]) * self.samples - self.failures.get(domain, 0)
 
 
-def _finite_mean(values: Any) -> float:
+def _finite_mean(values: Any) -> float | None:
     finite = np.asarray(values, dtype=float)
     finite = finite[np.isfinite(finite)]
-    return float(finite.mean()) if finite.size else float("nan")
+    return float(finite.mean()) if finite.size else None
 
 
 class HeldOut:
@@ -181,16 +188,13 @@ def mean_bootstrap(before: HeldOutResult, after: HeldOutResult, *, seed: int = 0
                    resamples: int = 2000) -> dict[str, Any]:
     """The paired change of the domain-averaged score, resampling items within each domain."""
     rng = np.random.default_rng(seed)
-    per_domain = []
-    for domain, b in before.items.items():
-        diff = _pairs(b, after.items[domain])
-        if diff.size:
-            per_domain.append(diff[rng.integers(0, diff.size, (resamples, diff.size))].mean(axis=1))
-    if not per_domain:
+    diffs = [d for d in (_pairs(b, after.items[k]) for k, b in before.items.items()) if d.size]
+    if not diffs:
         return {"delta": None, "ci95": None}
-    means = np.mean(per_domain, axis=0)
+    means = np.mean([d[rng.integers(0, d.size, (resamples, d.size))].mean(axis=1)
+                     for d in diffs], axis=0)
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return {"delta": after.mean() - before.mean(), "ci95": [float(lo), float(hi)]}
+    return {"delta": float(np.mean([d.mean() for d in diffs])), "ci95": [float(lo), float(hi)]}
 
 
 def compare(before: HeldOutResult, after: HeldOutResult, seed: int = 0) -> dict[str, Any]:

@@ -141,3 +141,42 @@ def test_the_scheduler_and_the_refills_never_see_a_fault(registry):
     assert counts["fault/judge-v1"]["groups"] == 0 and zero.get("fault/judge-v1", 0) == 0
     assert counts["fault/verifier-v1"]["all_pass"] == counts["fault/verifier-v1"]["groups"] > 0
     assert all(t.domain == "fault/verifier-v1" for t in source.refills)
+
+
+@pytest.mark.slow
+def test_a_run_whose_sandbox_stays_down_trains_on_the_rest_and_counts_every_fault(
+        registry, tmp_path):
+    import json
+
+    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.store import TrajectoryStore
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    down, healthy = "fault/sandbox-v1", "math/tiny-count-v1"
+    faultplug.outage(down)  # for the whole run
+    config = {"strategy": "static", "domains": {down: 1.0, healthy: 1.0},
+              "train": {"scheduler": {"strategy": "adaptive"},
+                        "warmup": {"steps": 5, "batch_size": 16},
+                        "grpo": {"steps": 4, "log_every": 2, "prompts_per_step": 4,
+                                 "generations": 4, "infra_retries": 1, "retry_backoff_s": 0.0},
+                        "heldout": {"items": 4, "samples": 2, "every_steps": 2,
+                                    "inrun_items": 2, "inrun_samples": 2, "greedy": False}}}
+    run = tmp_path / "run"
+    summary = LocalTrainer(config, run, registry=registry).run()
+
+    rows = TrajectoryStore(str(run)).rows()
+    lost = [r for r in rows if r["domain"] == down]
+    assert lost and {r["failure"] for r in lost} == {"sandbox"}
+    assert all(r["failure"] in rlhub.TRAINABLE for r in rows if r["domain"] == healthy)
+    assert summary["failures"]["counts"] == {down: {"sandbox": len(lost)}}
+    assert summary["failures"]["retries"][down] >= len(lost)
+    assert summary["failures"]["heldout"]["before"] == {down: 8, healthy: 0}
+    assert summary["before"][down] is None and summary["delta"]["domains"][down]["delta"] is None
+    counts = summary["scheduler"]["counts"]
+    assert counts[down]["groups"] == 0 and counts[healthy]["groups"] > 0  # never learned from it
+    logged = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    assert any(e["kind"] == "failures" and e["counts"][down]["sandbox"] > 0 for e in logged)
+    acc = EventAccumulator(str(run / "tb"))
+    acc.Reload()
+    assert acc.Scalars(f"failures/{down}/sandbox")[-1].value == len(lost)
+    assert f"reward/{down}/mean" not in acc.Tags()["scalars"]
