@@ -173,23 +173,35 @@ def summarise(per_seed: list[dict[str, Any]], replicates: list[dict[str, Any]],
     return out
 
 
+def equal_weights(base: dict[str, Any]) -> bool:
+    """True when the mixture's static weights are all equal (static is then uniform)."""
+    weights = {(v.get("weight", 1.0) if isinstance(v, dict) else v)
+               for v in base["domains"].values()}
+    return len(weights) == 1
+
+
 def bench_config(path: str, args: Any, out: Path) -> dict[str, Any]:
     base = yaml.safe_load((ROOT / path).read_text())
     name = Path(path).stem
+    strategies = list(args.strategies)
+    if equal_weights(base) and {"static", "uniform"} <= set(strategies):
+        strategies.remove("static")  # the same mixture, so the same run: not trained twice
     per_seed, replicates = [], []
     rng = np.random.default_rng(0)
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         warm = out / name / f"seed{seed}" / "warmup"
         train(run_config(base, seed, None, args, None), warm)
         runs = {s: train(run_config(base, seed, s, args, warm / "model"),
-                         out / name / f"seed{seed}" / s) for s in args.strategies}
+                         out / name / f"seed{seed}" / s) for s in strategies}
         domains = sorted(next(iter(runs.values()))["summary"]["before"])
         per_seed.append(seed_figures(runs, domains))
         replicates.append(compare_seed(runs, domains, rng, args.resamples))
         print(f"{name} seed {seed}: " + ", ".join(
             f"{s} {per_seed[-1][s]['mean']:.3f}/{per_seed[-1][s]['worst']:.3f}"
-            for s in args.strategies), file=sys.stderr)
-    return {"config": path, **summarise(per_seed, replicates, list(args.strategies)),
+            for s in strategies), file=sys.stderr)
+    note = ({"static": "equal weights: static is the uniform mixture, trained once"}
+            if len(strategies) < len(args.strategies) else {})
+    return {"config": path, **summarise(per_seed, replicates, strategies), **note,
             "per_seed": per_seed}
 
 

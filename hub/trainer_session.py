@@ -253,7 +253,7 @@ class StepHooks(TrainerCallback):
         self.trainer: HubGRPOTrainer | None = None
         self.steps = 0
         self.shifts_seen = 0
-        self.faults_logged: dict[str, Any] = {}
+        self.faults_logged = session.failures()
         self.start = time.perf_counter()
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
