@@ -3,7 +3,7 @@
 See :mod:`rlhub.hub.trainer_local` for the phases and outputs. :class:`Session` builds the
 registry, scheduler, store, monitor, event log, model and held-out set; :class:`StepHooks` is the
 ``TrainerCallback`` that runs the hub's side of every GRPO step (controls, logs, store, in-run
-evaluation, the wall-clock budget).
+evaluation, the time guard).
 """
 
 from __future__ import annotations
