@@ -23,6 +23,7 @@ The schedulers see only rewards and noisy held-out scores, never the scenario.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -45,15 +46,28 @@ K = 6
 
 @dataclass
 class Scenario:
-    """One simulated world: skill geometry, start accuracies, sizes, verifier noise, shifts."""
+    """One simulated world: skill geometry, start accuracies, sizes, verifier noise, shifts.
+
+    A scenario has up to ``K`` domains (as many as ``acc0`` lists); ``setup`` overrides the
+    shared :class:`Setup` for it (a scenario calibrated on real runs uses their batch and steps).
+    """
 
     name: str
     acc0: list[float]
     sizes: list[int]
-    noise: list[float] = field(default_factory=lambda: [0.0] * K)
+    noise: list[float] | None = None  # None: a noise-free verifier for every domain
     scales: list[float] = field(default_factory=lambda: [1.0, 10.0, 1.0, 1.0, 2.0, 1.0])
     edits: list[tuple[str, int, int, float]] = field(default_factory=list)  # (U|W, d, dim, value)
     shifts: list[tuple[float, int, float]] = field(default_factory=list)  # (at fraction, d, +b)
+    setup: dict[str, Any] = field(default_factory=dict)
+    weights: list[float] | None = None  # the static mixture; None: proportional to sizes
+
+    @property
+    def k(self) -> int:
+        return len(self.acc0)
+
+    def noise_of(self) -> np.ndarray:
+        return np.zeros(self.k) if self.noise is None else np.asarray(self.noise, dtype=float)
 
 
 # dims: 0..K-1 private skills, G general, C conflict axis, T transfer skill
@@ -96,9 +110,10 @@ class World:
     def __init__(self, sc: Scenario, setup: Setup, seed: int):
         rng = np.random.default_rng(seed)
         self.sc, self.setup = sc, setup
-        self.U = np.zeros((K, DIMS))
-        self.W = np.zeros((K, DIMS))
-        for d in range(K):
+        k = sc.k
+        self.U = np.zeros((k, DIMS))
+        self.W = np.zeros((k, DIMS))
+        for d in range(k):
             self.U[d, d] = self.W[d, d] = 1.0
             self.U[d, GEN] = self.W[d, GEN] = 0.3
         for which, d, dim, value in sc.edits:
@@ -106,10 +121,10 @@ class World:
         self.W += rng.normal(0.0, 0.05, self.W.shape)  # per-seed jitter of the geometry
         self.theta0 = np.zeros(DIMS)
         self.theta = self.theta0.copy()
-        acc0 = np.clip(np.asarray(sc.acc0) + rng.normal(0.0, 0.02, K), 0.001, 0.995)
+        acc0 = np.clip(np.asarray(sc.acc0) + rng.normal(0.0, 0.02, k), 0.001, 0.995)
         squash = np.sqrt(1.0 + np.pi * setup.item_sd ** 2 / 8.0)
         self.b = -np.log(acc0 / (1.0 - acc0)) * squash
-        self.eval_delta = rng.normal(0.0, setup.item_sd, (K, setup.eval_items))
+        self.eval_delta = rng.normal(0.0, setup.item_sd, (k, setup.eval_items))
         self.rng = np.random.default_rng(seed + 10_000)
 
     def logits(self) -> np.ndarray:
@@ -130,7 +145,7 @@ class World:
         z = self.logits()[domains] - self.rng.normal(0.0, s.item_sd, len(domains))
         p = 1.0 / (1.0 + np.exp(-z))
         correct = (self.rng.random((len(domains), g)) < p[:, None]).astype(float)
-        flips = self.rng.random((len(domains), g)) < np.asarray(self.sc.noise)[domains, None]
+        flips = self.rng.random((len(domains), g)) < self.sc.noise_of()[domains, None]
         reward = np.where(flips, 1.0 - correct, correct)
         sd = reward.std(axis=1, keepdims=True)
         adv = np.where(sd > 0, (reward - reward.mean(axis=1, keepdims=True)) / np.maximum(sd, 1e-9), 0)
@@ -138,7 +153,7 @@ class World:
         return reward, grad
 
     def train(self, domains: np.ndarray, grad: np.ndarray) -> None:
-        per_domain = np.bincount(domains, weights=grad, minlength=K)
+        per_domain = np.bincount(domains, weights=grad, minlength=self.sc.k)
         self.theta += self.setup.eta * per_domain @ self.W
         self.theta -= self.setup.decay * (self.theta - self.theta0)
 
@@ -147,9 +162,10 @@ PARAMS: dict[str, Any] = {}  # adaptive overrides from --params (the same for ev
 
 
 def mixture(sc: Scenario, strategy: str, setup: Setup) -> dict[str, Any]:
+    weights = sc.weights or sc.sizes
     domains = {f"d{d}": {"size": sc.sizes[d], "reward_range": [0.0, sc.scales[d]],
-                         **({"weight": float(sc.sizes[d])} if strategy == "static" else {})}
-               for d in range(K)}
+                         **({"weight": float(weights[d])} if strategy == "static" else {})}
+               for d in range(sc.k)}
     params = {"params": dict(PARAMS)} if strategy == "adaptive" and PARAMS else {}
     return {"strategy": strategy, "domains": domains, **params,
             "eval": {"items_per_domain": setup.eval_items, "every": setup.eval_every}}
@@ -157,9 +173,10 @@ def mixture(sc: Scenario, strategy: str, setup: Setup) -> dict[str, Any]:
 
 def run(sc: Scenario, strategy: str, setup: Setup, seed: int) -> dict[str, float]:
     """One training run; returns the four metrics."""
+    setup = dataclasses.replace(setup, **sc.setup)
     world = World(sc, setup, seed)
     sched = rlhub.Scheduler.from_config(mixture(sc, strategy, setup))
-    names = [f"d{d}" for d in range(K)]
+    names = [f"d{d}" for d in range(sc.k)]
     scales = np.asarray(sc.scales)
     curve = [world.accuracy()]
     for step in range(1, setup.steps + 1):
@@ -176,7 +193,7 @@ def run(sc: Scenario, strategy: str, setup: Setup, seed: int) -> dict[str, float
         if step % setup.eval_every == 0:
             acc = world.accuracy()
             curve.append(acc)
-            noise = np.asarray(sc.noise)
+            noise = sc.noise_of()
             seen = world.rng.binomial(setup.eval_items, noise + (1 - 2 * noise) * acc)
             for d, name in enumerate(names):
                 sched.observe_eval(name, seen[d] / setup.eval_items * sc.scales[d], setup.eval_items)
@@ -184,7 +201,7 @@ def run(sc: Scenario, strategy: str, setup: Setup, seed: int) -> dict[str, float
 
 
 def metrics(curve: np.ndarray) -> dict[str, float]:
-    """curve: (evals, K) noise-free accuracies."""
+    """curve: (evals, domains) noise-free accuracies."""
     running_best = np.maximum.accumulate(curve, axis=0)
     return {
         "macro": float(curve[-1].mean()),
