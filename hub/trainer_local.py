@@ -43,10 +43,11 @@ class LocalTrainer:
     """``run()`` trains and returns the summary (also written to ``RUN_DIR/summary.json``)."""
 
     def __init__(self, config: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str],
-                 *, registry: Any = None, progress: Any = None):
+                 *, registry: Any = None, progress: Any = None, lock_hash: str | None = None):
         self.mixture, self.cfg = load_train_config(config)
         self.out = Path(out)
         self.registry = registry
+        self.lock_hash = lock_hash  # `rlhub train --locked`: every trajectory carries it
         self.progress = progress or (lambda message: None)
         self.run_id = uuid.uuid4().hex
         self.timings: dict[str, float] = {}
@@ -88,7 +89,7 @@ def _quiet_known_warnings() -> None:
 
 
 # Keys ``rlhub train`` adds to the config mapping; everything else is the mixture + ``train``.
-CLI_KEYS = ("out", "config_path", "base_dir", "submit", "locked", "backend")
+CLI_KEYS = ("out", "config_path", "base_dir", "submit", "locked", "lock_hash", "backend")
 
 
 def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
@@ -102,7 +103,7 @@ def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
     if not out:
         raise TrainerError("local trainer: expected a run folder (--out RUN_DIR, or `out:` in "
                            "the config), found none")
-    return LocalTrainer(data, out, **options)
+    return LocalTrainer(data, out, lock_hash=config.get("lock_hash"), **options)
 
 
 def config_signature(cfg: TrainConfig) -> dict[str, Any]:

@@ -148,7 +148,8 @@ class Session:
         provenance = {d: {**trajectory_provenance(self.registry, dom), "policy": POLICY,
                           "policy_info": {"model": "tiny", "seed": self.cfg.policy_seed},
                           "seed": self.scheduler.config["seed"],
-                          "split": self.scheduler.config["split"], "run_id": self.owner.run_id}
+                          "split": self.scheduler.config["split"], "run_id": self.owner.run_id,
+                          "lock_hash": self.owner.lock_hash}
                       for d, dom in self.domains.items()}
         recorder = Recorder(self.domains, self.cache, provenance, self.record)
         source = BatchSource(self.scheduler, g.prompts_per_step, g.max_refill_frac)

@@ -273,3 +273,20 @@ def test_the_same_seed_gives_the_same_summary_on_a_quiet_and_a_loaded_machine(tm
                 "final", "trajectories"):
         assert _numbers(loaded[key]) == pytest.approx(_numbers(quiet[key]), rel=1e-5, abs=1e-6)
     assert quiet["before"] != quiet["after"]  # the run did train
+
+
+def test_a_locked_run_keeps_the_lock_hash_out_of_the_mixture_and_on_every_trajectory(tmp_path):
+    import warnings
+
+    from rlhub.hub.trainer_local import _quiet_known_warnings, make_local_trainer
+    from rlhub.hub.trainer_session import Session
+
+    trainer = make_local_trainer({"domains": {TINY[0]: 1.0}, "out": str(tmp_path / "run"),
+                                  "lock_hash": "abc123", "locked": "rlhub.lock",
+                                  "train": {"heldout": {"items": 2, "samples": 1}}})
+    assert "lock_hash" not in trainer.mixture
+    rlhub.Scheduler.from_config(trainer.mixture, rlhub.registry())  # a valid mixture
+    with warnings.catch_warnings():
+        _quiet_known_warnings()
+        grpo, _ = Session(trainer, trainer.cfg)._build_grpo()
+    assert grpo.recorder.provenance[TINY[0]]["lock_hash"] == "abc123"
