@@ -10,8 +10,8 @@ Real GRPO on the tiny model (``rlhub train``), not a simulation. For every confi
 warm-up-only run (``grpo.steps: 0``) trains the start model; then one run per strategy starts from
 it (``train.init_model``, ``warmup.steps: 0``) with the same seed, the same task streams and the
 same held-out items and sampling seed, so paired runs differ only in their mixture. Runs are child
-processes of ``rlhub train``, niced; a run whose ``summary.json`` exists is reused, so an
-interrupted bench resumes where it stopped.
+processes of ``rlhub train`` at niceness 10 or more; a run whose ``summary.json`` exists is
+reused, so an interrupted bench resumes where it stopped.
 
 Figures per config: each strategy's held-out mean after training and its worst domain after
 training (the lowest domain score), averaged over seeds; and the paired differences adaptive -
@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ("examples/demo.yaml", "examples/demo-imbalanced.yaml")
 STRATEGIES = ("adaptive", "uniform", "static")
 BASELINES = ("uniform", "static")
+NICE = 10
 T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
 
 
@@ -86,8 +87,8 @@ def train(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     path = out.with_suffix(".yaml")
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     began = time.perf_counter()
-    done = subprocess.run(["nice", "-n", "10", rlhub_cli(), "train", str(path), "--out", str(out),
-                           "--json"], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([rlhub_cli(), "train", str(path), "--out", str(out), "--json"],
+                          capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"rlhub train {path} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     print(f"  {out.name}: {time.perf_counter() - began:.0f} s", file=sys.stderr)
@@ -219,6 +220,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--out", default="runs/bench-demo-mixing")
     args = parser.parse_args(argv)
+    os.nice(max(0, NICE - os.nice(0)))  # a shared machine: every run at niceness >= NICE
     out = Path(args.out).resolve()
     began = time.perf_counter()
     report: dict[str, Any] = {"bench": "demo_mixing", "seeds": args.seeds,
