@@ -84,7 +84,8 @@ class TemperatureControls:
 
 @dataclass
 class LearningRateControls:
-    """Rule of :class:`~rlhub.hub.trainer_controls.LearningRateControl` and its shift test."""
+    """Rule of :class:`~rlhub.hub.trainer_controls.LearningRateControl` and its shift test
+    (``window`` prompt groups per side, each group one value: its mean reward)."""
 
     factor: float = 0.5
     min: float = 1e-7

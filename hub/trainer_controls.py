@@ -7,8 +7,8 @@
   toward ``base``. A change clears the domain's window, so the next decision sees the new
   temperature only, and waits ``cooldown_steps``.
 * :class:`LearningRateControl` reads the reward-shift alarms of
-  :class:`rlhub.monitor.ShiftDetector` (a KS test of each domain's recent training rewards
-  against its first window). A *downward* shift (current mean below the reference mean) multiplies
+  :class:`rlhub.monitor.ShiftDetector` (a KS test of each domain's recent prompt groups' mean
+  rewards against its first ``window`` groups). A *downward* shift (current mean below the reference mean) multiplies
   the learning rate by ``factor``, down to ``min``; an upward shift is the training working and is
   only logged.
 

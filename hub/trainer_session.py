@@ -49,7 +49,7 @@ class Session:
         self.store = TrajectoryStore(str(self.out))
         self.store.check_writable()
         self.monitor = Monitor(str(self.out / "tb"), window=cfg.controls.learning_rate.window,
-                               alpha=cfg.controls.learning_rate.alpha)
+                               alpha=cfg.controls.learning_rate.alpha, shift_unit="group")
         self.events = EventLog(self.out, self.monitor.writer)
         self.model, self.tokenizer = (load_saved(cfg.init_model) if cfg.init_model
                                       else load_tiny(None, seed=cfg.policy_seed))
@@ -266,6 +266,8 @@ class StepHooks(TrainerCallback):
         assert self.trainer is not None
         for domain, groups in self.trainer.last_groups.items():
             s.temps.observe(domain, groups)
+            for group in groups:
+                s.monitor.observe_group(domain, group)
         for adj in s.temps.update(step):
             s.events.adjustment(adj)
         self._shifts(step, kw.get("optimizer"), kw.get("lr_scheduler"))

@@ -94,3 +94,40 @@ def test_an_eval_run_leaves_tensorboard_events_in_the_run_directory(reg, tmp_pat
     run_eval(EvalConfig(mixture={"domains": {"looptest/reverse-v1": {}}}, policy="oracle:right",
                         out=str(out), n=3), registry=reg)
     assert list((out / "tb").glob("events.out.tfevents.*"))
+
+
+def _clustered_groups(rng: random.Random, groups: int, size: int = 8) -> list[list[float]]:
+    """A stationary stream of GRPO groups whose prompt decides most of the outcome: a third of
+    the prompts are solved 90% of the time, the rest 5% (as a tiny model counting digits)."""
+    out = []
+    for _ in range(groups):
+        p = 0.9 if rng.random() < 0.35 else 0.05
+        out.append([float(rng.random() < p) for _ in range(size)])
+    return out
+
+
+def test_the_trainers_shift_test_takes_one_value_per_group_and_stays_quiet_on_a_steady_stream(
+        tmp_path: Path) -> None:
+    stream = _clustered_groups(random.Random(7), 1200)
+    per_group = Monitor(str(tmp_path / "g"), window=64, alpha=0.01, shift_unit="group")
+    per_rollout = Monitor(str(tmp_path / "t"), window=64, alpha=0.01)
+    for group in stream:
+        per_group.observe_group("count", group)
+        for reward in group:
+            per_group.observe(_traj("count", reward))
+            per_rollout.observe(_traj("count", reward))
+    per_group.close()
+    per_rollout.close()
+    assert per_group.shifts == []
+    assert len(per_rollout.shifts) >= 3  # 64 correlated rollouts are not 64 samples
+
+
+def test_the_group_shift_test_still_catches_a_real_drop(tmp_path: Path) -> None:
+    monitor = Monitor(str(tmp_path / "tb"), window=32, alpha=0.01, shift_unit="group")
+    rng = random.Random(3)
+    for group in _clustered_groups(rng, 64):
+        monitor.observe_group("count", group)
+    for _ in range(64):
+        monitor.observe_group("count", [float(rng.random() < 0.02) for _ in range(8)])
+    monitor.close()
+    assert monitor.shifts and monitor.shifts[0].current_mean < monitor.shifts[0].reference_mean
