@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/scheduler.py            # 5 scenarios x 4 strategies x 30 paired seeds (~2 min)
+    python bench/scheduler.py            # 7 scenarios x 4 strategies x 30 paired seeds (~1 min)
     python bench/scheduler.py --quick    # 8 seeds, for a smoke run
 
 The learner (numpy). A latent skill vector theta. Domain d solves an item of difficulty delta with
@@ -18,6 +18,12 @@ macro accuracy (mean over domains), final worst-domain accuracy, AUC (mean macro
 mean max forgetting ``mean_d max_t (max_{s<=t} h_d(s) - h_d(t))``. Every strategy runs on the same
 seeds (same learner, items and eval sets); differences are paired per seed, with 95% bootstrap CIs.
 The schedulers see only rewards and noisy held-out scores, never the scenario.
+
+Two scenarios, ``tiny_demo`` and ``tiny_imbalanced``, are calibrated on real GRPO runs of the demo
+(``bench/demo_mixing.py``): its scale, its adaptive parameters, per-domain learning speeds fitted to
+the real uniform runs, a held-out score before training, and a domain whose groups are informative
+but whose skill does not move (the real runs' math/tiny-count-v1). They are where the simulator
+can be checked against reality: both say adaptive cannot lift the worst domain at that scale.
 """
 
 from __future__ import annotations
