@@ -72,7 +72,8 @@ def warm_up(model: Any, tokenizer: Any, stream: Iterator[Task], *, steps: int, l
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     start = time.perf_counter()
-    done, loss_value = 0, None  # type: int, float | None
+    done = 0
+    loss_value: float | None = None
     while done < steps and time.perf_counter() - start < max_seconds:
         batch = batch_tensors(tokenizer, list(itertools.islice(stream, batch_size)))
         loss = model(**batch).loss
