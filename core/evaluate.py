@@ -6,7 +6,8 @@ rolls each out ``k`` times through :mod:`rlhub.rollout`, commits trajectories to
 :class:`~rlhub.monitor.Monitor`, and writes ``metrics.json`` (:func:`compute_metrics`). With
 ``resume`` it skips every (task, sample) already committed, so a killed run neither loses nor
 duplicates a committed trajectory. For eval, a mixture only selects domains; every selected
-domain gets ``n`` tasks whatever its weight.
+domain gets ``n`` tasks whatever its weight. Pass rates and rewards are taken over the model's own
+outcomes only; faults of the hub (:mod:`rlhub.failures`) are counted on their own.
 
 :func:`reverify` replays every stored trajectory's completions through a fresh episode and reports
 each reward or component that differs from what was stored.
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rlhub.errors import RlhubError, StoreError
+from rlhub.failures import is_trainable
 from rlhub.rollout import RolloutJob, Trajectory, final_reward, replay, run_rollouts
 from rlhub.store import SCHEMA_VERSION, TrajectoryStore, trajectory_provenance
 from rlhub.task import Task
@@ -265,35 +267,47 @@ def _quantile(xs: list[float], q: float) -> float:
 
 
 def domain_metrics(rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
-    """pass@1, pass@k, first-try pass@1, repair gain, pass by attempt, reward, status, latency."""
+    """pass@1, pass@k, first-try pass@1, repair gain, pass by attempt, reward, status, latency.
+
+    Outcome metrics (pass rates, rewards) count only trainable trajectories, the model's own
+    outcomes: a sandbox, verifier, judge, label or policy fault says nothing about the model and
+    is counted on its own (``infra_failures``, and by class in ``failure_counts``). A task with
+    no trainable sample is left out of pass@k; pass@k of a task with fewer than k trainable
+    samples is taken over the samples it has.
+    """
+    scored = [r for r in rows if is_trainable(r["failure"])]
     by_task: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in scored:
         by_task.setdefault(r["task_id"], []).append(r)
     p1 = [pass_at_k(len(s), sum(bool(r["passed"]) for r in s), 1) for s in by_task.values()]
     pk = [pass_at_k(len(s), sum(bool(r["passed"]) for r in s), k) for s in by_task.values()]
     first = [_mean([float(r["first_pass_attempt"] == 0) for r in s]) for s in by_task.values()]
-    max_attempts = max((sum(bool(t["attempt"]) for t in r["turns"]) for r in rows), default=1)
+    max_attempts = max((sum(bool(t["attempt"]) for t in r["turns"]) for r in scored), default=1)
     by_attempt = [_mean([float(r["first_pass_attempt"] is not None and
-                               r["first_pass_attempt"] <= a and bool(r["passed"])) for r in rows])
+                               r["first_pass_attempt"] <= a and bool(r["passed"])) for r in scored])
                   for a in range(max(1, max_attempts))]
-    turns = [t for r in rows for t in r["turns"]]
-    statuses: dict[str, int] = {}
-    exec_statuses: dict[str, int] = {}
-    for r in rows:
-        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-    for t in turns:
-        if t.get("exec_status"):
-            exec_statuses[t["exec_status"]] = exec_statuses.get(t["exec_status"], 0) + 1
-    rewards = [float(r["reward"]) for r in rows]
+    rewards = [float(r["reward"]) for r in scored]
+    failures = _count(r["failure"] for r in rows)
     return {
-        "n_tasks": len(by_task), "n_samples": len(rows), "k": k,
+        "n_tasks": len({r["task_id"] for r in rows}), "n_samples": len(rows),
+        "n_scored": len(scored), "infra_failures": len(rows) - len(scored),
+        "failure_counts": failures, "k": k,
         "pass@1": _mean(p1), f"pass@{k}": _mean(pk), "pass@k": _mean(pk),
         "first_try_pass@1": _mean(first), "repair_gain": _mean(p1) - _mean(first),
         "pass_by_attempt": by_attempt, "reward_mean": _mean(rewards), "reward_std": _std(rewards),
         "turns_mean": _mean([float(r["n_turns"]) for r in rows]),
-        "status_counts": statuses, "exec_status_counts": exec_statuses,
-        "latency_s": _latency(rows, turns),
+        "status_counts": _count(r["status"] for r in rows),
+        "exec_status_counts": _count(t["exec_status"] for r in rows for t in r["turns"]
+                                     if t.get("exec_status")),
+        "latency_s": _latency(rows, [t for r in rows for t in r["turns"]]),
     }
+
+
+def _count(values: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in values:
+        out[value] = out.get(value, 0) + 1
+    return out
 
 
 def _latency(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> dict[str, Any]:
@@ -306,14 +320,17 @@ def _latency(rows: list[dict[str, Any]], turns: list[dict[str, Any]]) -> dict[st
 
 
 def compute_metrics(rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
-    """Per-domain metrics plus their macro average over domains."""
+    """Per-domain metrics plus their macro average over the domains with a trainable outcome."""
     by_domain: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_domain.setdefault(r["domain"], []).append(r)
     domains = {d: domain_metrics(rs, k) for d, rs in sorted(by_domain.items())}
     keys = ("pass@1", "pass@k", "first_try_pass@1", "repair_gain", "reward_mean")
-    overall = {key: _mean([m[key] for m in domains.values()]) for key in keys}
+    measured = [m for m in domains.values() if m["n_scored"]]  # a domain of faults only has none
+    overall = {key: _mean([m[key] for m in measured]) for key in keys}
     overall.update(n_domains=len(domains), n_samples=len(rows), k=k,
+                   n_scored=sum(m["n_scored"] for m in domains.values()),
+                   infra_failures=sum(m["infra_failures"] for m in domains.values()),
                    unique_trajectories=len({r["trajectory_id"] for r in rows}))
     return {"schema_version": SCHEMA_VERSION, "domains": domains, "overall": overall}
 

@@ -3,8 +3,10 @@
 Plots (matplotlib, Agg backend): per-domain reward distributions, first-try versus after-repair
 pass rates (the repair gain), a latency breakdown (generation versus verification per
 trajectory) and trajectory status counts. The page also holds the metrics table and one example
-trajectory per domain. Everything is written to ``RUN_DIR/report/`` (any fsspec URL) unless
-another directory is given.
+trajectory per domain. Rewards and pass rates cover the model's own outcomes only; faults of the
+hub (sandbox, verifier, judge, label, policy: :mod:`rlhub.failures`) have their own column and
+line, so an outage never reads as a weak model. Everything is written to ``RUN_DIR/report/``
+(any fsspec URL) unless another directory is given.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 from typing import Any
 
 from rlhub.evaluate import compute_metrics
+from rlhub.failures import is_trainable
 from rlhub.store import TrajectoryStore
 
 EXAMPLE_CHARS = 1200
@@ -43,7 +46,8 @@ def plot_rewards(by_domain: dict[str, list[dict[str, Any]]]) -> bytes:
 
     names = list(by_domain)
     fig, ax = plt.subplots(figsize=(8, _height(len(names))))
-    data = [[float(r["reward"]) for r in by_domain[d]] for d in names]
+    data = [[float(r["reward"]) for r in by_domain[d] if is_trainable(r["failure"])] or [0.0]
+            for d in names]
     ax.boxplot(data, vert=False, tick_labels=names, widths=0.5)
     rng = np.random.default_rng(0)
     for i, rewards in enumerate(data, 1):
@@ -114,16 +118,25 @@ def plot_status(metrics: dict[str, Any]) -> bytes:
 def _table(metrics: dict[str, Any]) -> str:
     k = metrics["overall"]["k"]
     head = ("domain", "tasks", "samples", "pass@1", *([f"pass@{k}"] if k > 1 else []),
-            "first try", "repair gain", "reward mean", "reward std", "turns")
+            "first try", "repair gain", "reward mean", "reward std", "turns", "infra failures")
     rows = []
     for d, m in metrics["domains"].items():
         passk = [f"{m['pass@k']:.3f}"] if k > 1 else []
         cells = (d, m["n_tasks"], m["n_samples"], f"{m['pass@1']:.3f}", *passk,
                  f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
-                 f"{m['reward_mean']:.3f}", f"{m['reward_std']:.3f}", f"{m['turns_mean']:.2f}")
+                 f"{m['reward_mean']:.3f}", f"{m['reward_std']:.3f}", f"{m['turns_mean']:.2f}",
+                 _faults(m["failure_counts"]))
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     header = "".join(f"<th>{h}</th>" for h in head)
     return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _faults(counts: dict[str, int]) -> str:
+    """``"3 (sandbox 2, judge 1)"``: the faults that are not the model's, by class."""
+    faults = {c: n for c, n in sorted(counts.items()) if not is_trainable(c)}
+    if not faults:
+        return "0"
+    return f"{sum(faults.values())} (" + ", ".join(f"{c} {n}" for c, n in faults.items()) + ")"
 
 
 def _example(row: dict[str, Any]) -> str:
@@ -158,7 +171,9 @@ def render_html(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             f"<p>policy <code>{html.escape(str(run.get('policy', '?')))}</code> · "
             f"{metrics['overall']['n_samples']} trajectories over "
             f"{metrics['overall']['n_domains']} domains · overall pass@1 "
-            f"{metrics['overall']['pass@1']:.3f}</p>{_table(metrics)}{figures}"
+            f"{metrics['overall']['pass@1']:.3f} over the model's own outcomes · "
+            f"{metrics['overall']['infra_failures']} infrastructure failures left out "
+            f"(sandbox, verifier, judge, label or policy)</p>{_table(metrics)}{figures}"
             f"<h2>Example trajectories</h2>{''.join(_example(r) for r in firsts.values())}"
             f"<h2>Run</h2><pre>{html.escape(json.dumps(run, indent=2, default=str))}</pre>"
             "</body></html>")

@@ -8,10 +8,12 @@ everything the trainer adds, and ``train.scheduler`` overrides the mixture's ``s
     domains: {math/tiny-succ-v1: 1.0, math/tiny-count-v1: 1.0}
     train:
       scheduler: {strategy: adaptive, params: {floor: 0.3}}
-      warmup: {seconds: 45}
-      grpo: {seconds: 180, lr: 1.0e-5}
+      warmup: {steps: 300}
+      grpo: {steps: 180, lr: 1.0e-5}
 
-Unknown keys are errors naming the section and the keys it accepts.
+Phases run for a number of **steps**, so a seed gives the same run on a quiet or a busy machine;
+each phase's ``max_seconds`` is only a guard against a stuck run, and a run that hits it says so
+in its summary (``guards``). Unknown keys are errors naming the section and the keys it accepts.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from rlhub.errors import TrainerError
 
 @dataclass
 class Warmup:
-    """Supervised warm-up on gold completions (train split)."""
+    """Supervised warm-up on gold completions (train split): ``steps`` optimizer steps."""
 
-    seconds: float = 45.0
+    steps: int = 300
+    max_seconds: float = 900.0
     lr: float = 1e-3
     batch_size: int = 64
 
@@ -40,8 +43,8 @@ class Warmup:
 class Grpo:
     """TRL GRPO settings; the research note's CPU settings are the defaults."""
 
-    seconds: float = 180.0
-    max_steps: int = 1_000_000
+    steps: int = 200
+    max_seconds: float = 1800.0
     lr: float = 1e-5
     prompts_per_step: int = 8
     generations: int = 8
@@ -50,6 +53,8 @@ class Grpo:
     max_refill_frac: float = 0.5
     log_every: int = 10
     store_every: int = 25
+    infra_retries: int = 2
+    retry_backoff_s: float = 0.2
 
 
 @dataclass
@@ -59,7 +64,7 @@ class HeldOut:
     items: int = 128
     samples: int = 16
     seed: int = 0
-    every_s: float = 60.0
+    every_steps: int = 60
     inrun_items: int = 32
     inrun_samples: int = 4
     greedy: bool = True
@@ -79,7 +84,8 @@ class TemperatureControls:
 
 @dataclass
 class LearningRateControls:
-    """Rule of :class:`~rlhub.hub.trainer_controls.LearningRateControl` and its shift test."""
+    """Rule of :class:`~rlhub.hub.trainer_controls.LearningRateControl` and its shift test
+    (``window`` prompt groups per side, each group one value: its mean reward)."""
 
     factor: float = 0.5
     min: float = 1e-7
@@ -103,11 +109,21 @@ class TrainConfig:
     seed: int = 0
     threads: int = 1
     policy_seed: int = 0
+    init_model: str | None = None  # start from RUN_DIR/model of an earlier run, not a new model
     scheduler: dict[str, Any] = field(default_factory=lambda: {"strategy": "adaptive"})
     warmup: Warmup = field(default_factory=Warmup)
     grpo: Grpo = field(default_factory=Grpo)
     heldout: HeldOut = field(default_factory=HeldOut)
     controls: Controls = field(default_factory=Controls)
+
+
+# Keys of earlier versions whose meaning changed: (section class, key) -> what to write now.
+RETIRED = {
+    ("Warmup", "seconds"): "warmup.steps (with warmup.max_seconds as a guard)",
+    ("Grpo", "seconds"): "grpo.steps (with grpo.max_seconds as a guard)",
+    ("Grpo", "max_steps"): "grpo.steps",
+    ("HeldOut", "every_s"): "heldout.every_steps",
+}
 
 
 def _build(cls: type, data: Any, where: str) -> Any:
@@ -116,6 +132,11 @@ def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise TrainerError(f"{where}: expected a mapping, found {type(data).__name__} {data!r}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if (cls.__name__, key) in RETIRED:
+            raise TrainerError(f"{where}.{key}: expected {RETIRED[cls.__name__, key]} instead; "
+                               "phases run by steps, so that a seed gives the same run on a "
+                               "busy machine as on a quiet one")
     unknown = sorted(set(data) - set(fields))
     if unknown:
         hints = [k + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(

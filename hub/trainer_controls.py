@@ -7,8 +7,8 @@
   toward ``base``. A change clears the domain's window, so the next decision sees the new
   temperature only, and waits ``cooldown_steps``.
 * :class:`LearningRateControl` reads the reward-shift alarms of
-  :class:`rlhub.monitor.ShiftDetector` (a KS test of each domain's recent training rewards
-  against its first window). A *downward* shift (current mean below the reference mean) multiplies
+  :class:`rlhub.monitor.ShiftDetector` (a KS test of each domain's recent prompt groups' mean
+  rewards against its first ``window`` groups). A *downward* shift (current mean below the reference mean) multiplies
   the learning rate by ``factor``, down to ``min``; an upward shift is the training working and is
   only logged.
 
@@ -148,3 +148,14 @@ def set_learning_rate(optimizer: Any, lr_scheduler: Any, lr: float) -> None:
             group["initial_lr"] = lr
     if lr_scheduler is not None and hasattr(lr_scheduler, "base_lrs"):
         lr_scheduler.base_lrs = [lr for _ in lr_scheduler.base_lrs]
+
+
+def make_controls(domains: list[str], grpo: Any, controls: Any
+                  ) -> tuple[TemperatureControl, LearningRateControl]:
+    """The run's controls from its ``train.grpo`` and ``train.controls`` settings."""
+    t, lr = controls.temperature, controls.learning_rate
+    temps = TemperatureControl(domains, base=grpo.temperature, max=t.max, step=t.step,
+                               window=t.window, collapse_frac=t.collapse_frac,
+                               release_frac=t.release_frac, cooldown_steps=t.cooldown_steps)
+    return temps, LearningRateControl(grpo.lr, factor=lr.factor, min=lr.min,
+                                      cooldown_steps=lr.cooldown_steps)

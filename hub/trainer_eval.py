@@ -14,9 +14,11 @@ interval lies below zero.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,14 +27,26 @@ from rlhub.hub.trainer_text import render_prompt, sample_texts
 from rlhub.task import Score, Task
 
 
-class ScoreCache:
-    """Verdicts of ``(task id, completion)`` pairs for deterministic domains (bounded LRU)."""
+Key = tuple[str, str]
 
-    def __init__(self, domains: dict[str, Any], size: int = 200_000, workers: int = 4):
+
+class ScoreCache:
+    """Verdicts of ``(task id, completion)`` pairs for deterministic domains (bounded LRU).
+
+    A verdict whose failure is not the model's (:mod:`rlhub.failures`: the sandbox, verifier or
+    judge failed) is retried up to ``retries`` times, after ``backoff_s``, doubling each round; one
+    that still fails is returned as it is, counted in :attr:`retried`, and never cached.
+    """
+
+    def __init__(self, domains: dict[str, Any], size: int = 200_000, workers: int = 4, *,
+                 retries: int = 2, backoff_s: float = 0.2,
+                 sleep: Callable[[float], None] = time.sleep):
         self.domains = domains
         self.size = size
         self.workers = workers
-        self._scores: OrderedDict[tuple[str, str], Score] = OrderedDict()
+        self.retries, self.backoff_s, self.sleep = retries, backoff_s, sleep
+        self.retried: dict[str, int] = {}
+        self._scores: OrderedDict[Key, Score] = OrderedDict()
 
     def scores(self, tasks: list[Task], completions: list[str]) -> list[Score]:
         """One score per (task, completion); each distinct pair is verified once.
@@ -43,22 +57,39 @@ class ScoreCache:
         keys = [(t.id, c) for t, c in zip(tasks, completions)]
         known = {k: self._hit(k) for k in keys if k in self._scores}
         todo = {k: (t, c) for k, t, c in zip(keys, tasks, completions) if k not in known}
-        if todo:
-            with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                known.update(zip(todo, pool.map(lambda tc: self._verify(*tc), todo.values())))
-            for key, (task, _) in todo.items():
-                self._remember(key, known[key], task)
-        return [known[k] for k in keys]
+        fresh = self._verify_with_retries(todo) if todo else {}
+        for key, score in fresh.items():
+            self._remember(key, score, todo[key][0])
+        return [known[k] if k in known else fresh[k] for k in keys]
 
-    def _hit(self, key: tuple[str, str]) -> Score:
+    def _hit(self, key: Key) -> Score:
         self._scores.move_to_end(key)
         return self._scores[key]
+
+    def _verify_with_retries(self, todo: dict[Key, tuple[Task, str]]) -> dict[Key, Score]:
+        fresh = self._verify_all(todo)
+        for attempt in range(self.retries):
+            again = {k: todo[k] for k, score in fresh.items() if not score.trainable}
+            if not again:
+                break
+            self.sleep(self.backoff_s * 2 ** attempt)
+            for task, _ in again.values():
+                self.retried[task.domain] = self.retried.get(task.domain, 0) + 1
+            fresh.update(self._verify_all(again))
+        return fresh
+
+    def _verify_all(self, todo: dict[Key, tuple[Task, str]]) -> dict[Key, Score]:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return dict(zip(todo, pool.map(lambda tc: self._verify(*tc), todo.values())))
 
     def _verify(self, task: Task, completion: str) -> Score:
         return self.domains[task.domain].verify(task, completion)
 
-    def _remember(self, key: tuple[str, str], score: Score, task: Task) -> None:
-        """Keep the verdict when the domain is deterministic (``determinism: seeded``)."""
+    def _remember(self, key: Key, score: Score, task: Task) -> None:
+        """Keep the verdict when the domain is deterministic (``determinism: seeded``) and the
+        verdict is the model's own outcome (a fault is verified again next time)."""
+        if not score.trainable:
+            return
         if self.domains[task.domain].manifest.data.get("determinism", "seeded") != "seeded":
             return
         self._scores[key] = score
@@ -68,17 +99,40 @@ class ScoreCache:
 
 @dataclass
 class HeldOutResult:
-    """Per-domain, per-item mean rewards (items in held-out order) and the scoring settings."""
+    """Per-domain, per-item mean rewards (items in held-out order) and the scoring settings.
+
+    An item's mean covers its samples whose outcome was the model's own; samples lost to a fault
+    that persisted through the retries are counted in ``failures`` and the item is NaN when
+    none of its samples was scored.
+    """
 
     items: dict[str, list[float]]
     temperature: float
     samples: int
+    failures: dict[str, int] = field(default_factory=dict)
 
-    def scores(self) -> dict[str, float]:
-        return {d: float(np.mean(v)) for d, v in self.items.items()}
+    def scores(self) -> dict[str, float | None]:
+        """Each domain's mean over its scored items; None when no sample of it was scored."""
+        return {d: _finite_mean(v) for d, v in self.items.items()}
 
-    def mean(self) -> float:
-        return float(np.mean(list(self.scores().values())))
+    def mean(self) -> float | None:
+        return _finite_mean([v for v in self.scores().values() if v is not None])
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data: settings, faults, and per-item means (None for an item never scored)."""
+        items = {d: [x if np.isfinite(x) else None for x in v] for d, v in self.items.items()}
+        return {"temperature": self.temperature, "samples": self.samples,
+                "failures": dict(self.failures), "items": items}
+
+    def scored(self, domain: str) -> int:
+        """How many samples of ``domain`` were the model's own outcomes."""
+        return len(self.items[domain]) * self.samples - self.failures.get(domain, 0)
+
+
+def _finite_mean(values: Any) -> float | None:
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return float(finite.mean()) if finite.size else None
 
 
 class HeldOut:
@@ -101,44 +155,61 @@ class HeldOut:
             torch.manual_seed(self.seed)
             texts = sample_texts(model, tokenizer, prompts, temperature=temperature,
                                  max_new_tokens=self.max_new_tokens)
-        rewards = np.array([s.reward for s in self.cache.scores(flat, texts)])
-        out, at = {}, 0
+        rewards = np.array([s.reward if s.trainable else np.nan
+                            for s in self.cache.scores(flat, texts)])
+        out, failures, at = {}, {}, 0
         for domain, ts in chosen.items():
             block = rewards[at:at + len(ts) * samples].reshape(len(ts), samples)
-            out[domain] = block.mean(axis=1).tolist()
+            scored = np.isfinite(block)
+            sums = np.where(scored, block, 0.0).sum(axis=1)
+            counts = scored.sum(axis=1)
+            out[domain] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).tolist()
+            failures[domain] = int(block.size - scored.sum())
             at += len(ts) * samples
-        return HeldOutResult(out, temperature, samples)
+        return HeldOutResult(out, temperature, samples, failures)
+
+
+def _pairs(before: list[float], after: list[float]) -> np.ndarray:
+    """``after - before`` per item, over the items scored in both."""
+    diff = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    return diff[np.isfinite(diff)]
 
 
 def paired_bootstrap(before: list[float], after: list[float], *, seed: int = 0,
-                     resamples: int = 2000) -> dict[str, float]:
-    """Mean paired difference ``after - before`` over items with its 95% bootstrap interval."""
-    diff = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
-    if diff.size == 0:
+                     resamples: int = 2000) -> dict[str, Any]:
+    """Mean paired difference ``after - before`` over items with its 95% bootstrap interval.
+
+    Items not scored on both sides (every sample a fault) are left out; with none left the
+    delta and interval are None.
+    """
+    if len(before) == 0:
         raise ValueError("paired_bootstrap: expected at least one item, found none")
+    diff = _pairs(before, after)
+    if diff.size == 0:
+        return {"delta": None, "ci95": None, "items": 0}
     rng = np.random.default_rng(seed)
     means = diff[rng.integers(0, diff.size, (resamples, diff.size))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return {"delta": float(diff.mean()), "ci95": [float(lo), float(hi)]}
+    return {"delta": float(diff.mean()), "ci95": [float(lo), float(hi)], "items": int(diff.size)}
 
 
 def mean_bootstrap(before: HeldOutResult, after: HeldOutResult, *, seed: int = 0,
-                   resamples: int = 2000) -> dict[str, float]:
+                   resamples: int = 2000) -> dict[str, Any]:
     """The paired change of the domain-averaged score, resampling items within each domain."""
     rng = np.random.default_rng(seed)
-    per_domain = []
-    for domain, b in before.items.items():
-        diff = np.asarray(after.items[domain]) - np.asarray(b)
-        per_domain.append(diff[rng.integers(0, diff.size, (resamples, diff.size))].mean(axis=1))
-    means = np.mean(per_domain, axis=0)
+    diffs = [d for d in (_pairs(b, after.items[k]) for k, b in before.items.items()) if d.size]
+    if not diffs:
+        return {"delta": None, "ci95": None}
+    means = np.mean([d[rng.integers(0, d.size, (resamples, d.size))].mean(axis=1)
+                     for d in diffs], axis=0)
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return {"delta": after.mean() - before.mean(), "ci95": [float(lo), float(hi)]}
+    return {"delta": float(np.mean([d.mean() for d in diffs])), "ci95": [float(lo), float(hi)]}
 
 
 def compare(before: HeldOutResult, after: HeldOutResult, seed: int = 0) -> dict[str, Any]:
     """Per-domain paired deltas with CIs, the mean's, and the domains that regressed."""
     deltas = {d: paired_bootstrap(before.items[d], after.items[d], seed=seed)
               for d in before.items}
-    regressed = sorted(d for d, v in deltas.items() if v["ci95"][1] < 0)
+    regressed = sorted(d for d, v in deltas.items() if v["ci95"] and v["ci95"][1] < 0)
     return {"domains": deltas, "mean": mean_bootstrap(before, after, seed=seed),
             "regressed": regressed}

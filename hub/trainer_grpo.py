@@ -9,6 +9,14 @@ verifies every completion with its domain (the sandbox for code domains), turns 
 :class:`~rlhub.rollout.Trajectory` with provenance for the store and the monitor, and keeps the
 batch's group rewards for the scheduler.
 
+Faults that are not the model's (:mod:`rlhub.failures`: a sandbox down, a crashed verifier, an
+unreachable judge) never reach the loss. The :class:`~rlhub.hub.trainer_eval.ScoreCache` retries
+them a bounded number of times; a sample whose fault persists gets the reward ``None``, and
+:func:`group_advantages` takes each group's mean and standard deviation over its trainable
+samples only, gives the faulty ones advantage 0, and their completion tokens leave the loss mask
+(and the token count that normalises the loss). The scheduler and the temperature control see
+the same groups without them.
+
 Zero-variance groups are refilled one step late: ``scheduler.observe`` returns how many groups of
 a domain carried no signal, ``scheduler.refill`` draws as many new tasks of that domain, and they
 open the next batch (at most ``max_refill_frac`` of it), so informative groups keep the intended
@@ -17,9 +25,10 @@ mixture while every batch keeps TRL's fixed size.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -30,12 +39,40 @@ from rlhub.task import Task
 from trl import GRPOTrainer
 
 
-def by_domain(tasks: list[Task], groups: list[list[float]]) -> dict[str, list[list[float]]]:
+Group = list[float | None]  # one reward per completion; None: a fault that is not the model's
+
+
+def by_domain(tasks: list[Task], groups: list[Group]) -> dict[str, list[Group]]:
     """``groups[i]`` (from ``tasks[i]``) collected per domain, in order."""
-    out: dict[str, list[list[float]]] = {}
+    out: dict[str, list[Group]] = {}
     for task, group in zip(tasks, groups):
         out.setdefault(task.domain, []).append(group)
     return out
+
+
+def scored(group: Group) -> list[float]:
+    """The rewards of a group that are the model's own outcomes."""
+    return [r for r in group if r is not None]
+
+
+def group_advantages(rewards: Sequence[float | None], generations: int, *,
+                     scale: bool = True) -> torch.Tensor:
+    """GRPO advantages over each group's trainable samples; 0 for a fault and a lone sample.
+
+    ``(r - mean) / (std + 1e-4)`` (``r - mean`` unless ``scale``), with the mean and the unbiased
+    standard deviation of the group's non-None rewards, exactly TRL's ``scale_rewards="group"``
+    over the samples that remain.
+    """
+    r = torch.tensor([float("nan") if x is None else float(x) for x in rewards]).view(
+        -1, generations)
+    keep = ~torch.isnan(r)
+    n = keep.sum(dim=1, keepdim=True)
+    values = torch.where(keep, r, torch.zeros_like(r))
+    mean = values.sum(dim=1, keepdim=True) / n.clamp(min=1)
+    var = (torch.where(keep, r - mean, torch.zeros_like(r)) ** 2).sum(dim=1, keepdim=True)
+    std = (var / (n - 1).clamp(min=1)).sqrt()
+    adv = (values - mean) / (std + 1e-4) if scale else values - mean
+    return torch.where(keep & (n > 1), adv, torch.zeros_like(adv)).view(-1)
 
 
 class BatchSource:
@@ -58,14 +95,18 @@ class BatchSource:
         take = [self.refills.popleft() for _ in range(min(len(self.refills), self.max_refill))]
         return take + self.scheduler.sample(self.prompts - len(take))
 
-    def observe(self, tasks: list[Task], groups: list[list[float]]) -> dict[str, int]:
+    def observe(self, tasks: list[Task], groups: list[Group]) -> dict[str, int]:
         """Feed one step's groups (``groups[i]`` from ``tasks[i]``) to the scheduler; queue refills.
+
+        A ``None`` reward (a fault) is passed on for the scheduler to leave out; a group with no
+        trainable reward is not refilled.
 
         :return: The zero-variance group count of each domain, as ``scheduler.observe`` says.
         """
         retry: dict[str, int] = {}
         for task, group in zip(tasks, groups):
-            if max(group) == min(group) and task.id not in self._refill_ids:
+            values = scored(group)
+            if values and max(values) == min(values) and task.id not in self._refill_ids:
                 retry[task.domain] = retry.get(task.domain, 0) + 1
         self._refill_ids.difference_update(t.id for t in tasks)
         zero = {d: self.scheduler.observe(d, g) for d, g in by_domain(tasks, groups).items()}
@@ -95,10 +136,12 @@ class Recorder:
         self.tasks: list[Task] = []
         self.step = 0
         self.gen_s = 0.0
-        self.rewards: list[float] = []
+        self.rewards: list[float | None] = []
 
     def __call__(self, prompts: list[Any], completions: list[str], task_index: list[int],
-                 **_: Any) -> list[float]:
+                 **_: Any) -> list[float | None]:
+        """The reward of each completion; None where verification failed through no fault of
+        the model's (after the cache's retries), which TRL and :func:`group_advantages` skip."""
         tasks = [self.tasks[i] for i in task_index]
         start = time.perf_counter()
         scores = self.cache.scores(tasks, completions)
@@ -109,7 +152,7 @@ class Recorder:
             sample = seen[index] = seen.get(index, -1) + 1
             trajectories.append(self._trajectory(task, sample, text, score, verify_s))
         self.sink(trajectories)
-        self.rewards = [float(s.reward) for s in scores]
+        self.rewards = [float(s.reward) if s.trainable else None for s in scores]
         return self.rewards
 
     def _trajectory(self, task: Task, sample: int, text: str, score: Any,
@@ -127,6 +170,12 @@ class Recorder:
                           provenance=self.provenance[task.domain])
 
 
+def _quiet_none_rewards(record: logging.LogRecord) -> bool:
+    """Drop TRL's warning about None rewards: the hub returns None on purpose for a fault, and
+    counts faults itself (``failures/<domain>/<class>`` in TensorBoard, the run's summary)."""
+    return not record.getMessage().startswith("All reward functions returned None")
+
+
 class HubGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose batches come from a :class:`BatchSource` (see the module docstring)."""
 
@@ -136,6 +185,13 @@ class HubGRPOTrainer(GRPOTrainer):
         self.source = source
         self.recorder = recorder
         self.temperatures = temperatures
+        scale = getattr(self.args, "scale_rewards", "group")
+        if scale not in ("group", "none", True, False):
+            raise ValueError(f"the hub's GRPO trainer: expected scale_rewards 'group' or 'none' "
+                             f"(advantages are taken per group, over trainable samples), found "
+                             f"{scale!r}")
+        self.scale_by_std = scale in ("group", True)
+        logging.getLogger("trl.trainer.grpo_trainer").addFilter(_quiet_none_rewards)
         self.row_temperature = RowTemperature(self.model)
         self.last_groups: dict[str, list[list[float]]] = {}
         self.last_zero: dict[str, int] = {}
@@ -152,8 +208,19 @@ class HubGRPOTrainer(GRPOTrainer):
         with self.row_temperature.using(temps):
             out = super()._generate_and_score_completions(rows)
         out["row_temperature"] = temps
+        self._mask_faults(out, self.recorder.rewards, g)
         self._observe(tasks, self.recorder.rewards, g)
         return out
+
+    def _mask_faults(self, out: dict[str, Any], rewards: list[float | None], g: int) -> None:
+        """Advantages over trainable samples only; faulty completions leave the loss mask."""
+        out["advantages"] = group_advantages(rewards, g, scale=self.scale_by_std).to(
+            out["advantages"].device, out["advantages"].dtype)
+        keep = torch.tensor([r is not None for r in rewards], device=out["completion_mask"].device)
+        out["completion_mask"] = out["completion_mask"] * keep.unsqueeze(1).to(
+            out["completion_mask"].dtype)
+        if "num_items_in_batch" in out:
+            out["num_items_in_batch"] = out["completion_mask"].sum()
 
     def _generate(self, prompts: list[Any]) -> Any:
         start = time.perf_counter()
@@ -161,9 +228,10 @@ class HubGRPOTrainer(GRPOTrainer):
         self.recorder.gen_s = (time.perf_counter() - start) / max(1, len(prompts))
         return result
 
-    def _observe(self, tasks: list[Task], rewards: list[float], g: int) -> None:
+    def _observe(self, tasks: list[Task], rewards: list[float | None], g: int) -> None:
         groups = [rewards[i * g:(i + 1) * g] for i in range(len(tasks))]
-        self.last_groups = by_domain(tasks, groups)
+        self.last_groups = {d: [v for v in map(scored, gs) if v]
+                            for d, gs in by_domain(tasks, groups).items()}
         self.last_zero = self.source.observe(tasks, groups)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:

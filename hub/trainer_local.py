@@ -2,18 +2,24 @@
 
 One process, CPU only, the built-in tiny model:
 
-1. **Warm-up** (:mod:`.trainer_sft`): AdamW on gold completions for ``train.warmup.seconds``.
+1. **Warm-up** (:mod:`.trainer_sft`): ``train.warmup.steps`` AdamW steps on gold completions.
 2. **Held-out before**: sampled reward at the base training temperature on fixed test-split
    items (:mod:`.trainer_eval`); the scores also go to ``scheduler.observe_eval``.
-3. **GRPO** (:mod:`.trainer_grpo`): TRL's GRPOTrainer for ``train.grpo.seconds``; the adaptive
+3. **GRPO** (:mod:`.trainer_grpo`): ``train.grpo.steps`` steps of TRL's GRPOTrainer; the adaptive
    scheduler picks each batch, domains verify (the local sandbox runs code), trajectories go to
    the store, rewards to TensorBoard and the shift detector, and the controls
    (:mod:`.trainer_controls`) adjust temperatures and the learning rate. A small held-out pass
-   every ``heldout.every_s`` seconds feeds ``observe_eval``.
+   every ``heldout.every_steps`` steps feeds ``observe_eval``. Faults that are not the model's
+   are retried, then left out of the loss, the scheduler and the held-out scores.
 4. **Held-out after**, on the same items with the same sampling seed, and paired bootstrap CIs.
 
+Everything runs by steps and seeds, so the same config and seed give the same summary (within
+float noise) on a quiet or a busy machine of the same kind; wall time only matters when a phase
+hits its ``max_seconds`` guard, which the summary then reports under ``guards``.
+
 Outputs under ``RUN_DIR``: ``summary.json``, ``events.jsonl`` (phases, adjustments, alarms),
-``scheduler.jsonl`` (weights over time), ``trajectories/`` (Parquet, the trajectory store),
+``scheduler.jsonl`` (weights over time), ``heldout.json`` (per-item held-out rewards),
+``trajectories/`` (Parquet, the trajectory store),
 ``tb/`` (TensorBoard) and ``model/`` (``--policy hf:RUN_DIR/model`` serves it).
 """
 
@@ -37,10 +43,11 @@ class LocalTrainer:
     """``run()`` trains and returns the summary (also written to ``RUN_DIR/summary.json``)."""
 
     def __init__(self, config: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str],
-                 *, registry: Any = None, progress: Any = None):
+                 *, registry: Any = None, progress: Any = None, lock_hash: str | None = None):
         self.mixture, self.cfg = load_train_config(config)
         self.out = Path(out)
         self.registry = registry
+        self.lock_hash = lock_hash  # `rlhub train --locked`: every trajectory carries it
         self.progress = progress or (lambda message: None)
         self.run_id = uuid.uuid4().hex
         self.timings: dict[str, float] = {}
@@ -82,7 +89,7 @@ def _quiet_known_warnings() -> None:
 
 
 # Keys ``rlhub train`` adds to the config mapping; everything else is the mixture + ``train``.
-CLI_KEYS = ("out", "config_path", "base_dir", "submit", "locked", "backend")
+CLI_KEYS = ("out", "config_path", "base_dir", "submit", "locked", "lock_hash", "backend")
 
 
 def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
@@ -96,7 +103,7 @@ def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
     if not out:
         raise TrainerError("local trainer: expected a run folder (--out RUN_DIR, or `out:` in "
                            "the config), found none")
-    return LocalTrainer(data, out, **options)
+    return LocalTrainer(data, out, lock_hash=config.get("lock_hash"), **options)
 
 
 def config_signature(cfg: TrainConfig) -> dict[str, Any]:

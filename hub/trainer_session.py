@@ -3,11 +3,12 @@
 See :mod:`rlhub.hub.trainer_local` for the phases and outputs. :class:`Session` builds the
 registry, scheduler, store, monitor, event log, model and held-out set; :class:`StepHooks` is the
 ``TrainerCallback`` that runs the hub's side of every GRPO step (controls, logs, store, in-run
-evaluation, the wall-clock budget).
+evaluation, the time guard).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import time
@@ -15,20 +16,16 @@ from typing import Any
 
 import torch
 from rlhub.hub.trainer_config import TrainConfig
-from rlhub.hub.trainer_controls import (
-    EventLog,
-    LearningRateControl,
-    TemperatureControl,
-    set_learning_rate,
-)
+from rlhub.hub.trainer_controls import EventLog, make_controls, set_learning_rate
 from rlhub.hub.trainer_eval import HeldOut, HeldOutResult, ScoreCache, compare
 from rlhub.hub.trainer_grpo import BatchSource, HubGRPOTrainer, Recorder
 from rlhub.hub.trainer_sft import gold_stream, warm_up
-from rlhub.hub.trainer_text import attach_mask_positions
+from rlhub.hub.trainer_text import attach_mask_positions, load_saved
 from rlhub.rollout import Trajectory
 from transformers import PrinterCallback, TrainerCallback
 
 POLICY = "builtin:tiny"
+HELDOUT = "heldout.json"  # per-item held-out rewards before and after, for paired statistics
 
 
 class Session:
@@ -52,15 +49,19 @@ class Session:
         self.store = TrajectoryStore(str(self.out))
         self.store.check_writable()
         self.monitor = Monitor(str(self.out / "tb"), window=cfg.controls.learning_rate.window,
-                               alpha=cfg.controls.learning_rate.alpha)
+                               alpha=cfg.controls.learning_rate.alpha, shift_unit="group")
         self.events = EventLog(self.out, self.monitor.writer)
-        self.model, self.tokenizer = load_tiny(None, seed=cfg.policy_seed)
+        self.model, self.tokenizer = (load_saved(cfg.init_model) if cfg.init_model
+                                      else load_tiny(None, seed=cfg.policy_seed))
+        self.temps, self.lr = make_controls(self.ids, cfg.grpo, cfg.controls)
         attach_mask_positions(self.model)
-        self.cache = ScoreCache(self.domains)
+        self.cache = ScoreCache(self.domains, retries=cfg.grpo.infra_retries,
+                                backoff_s=cfg.grpo.retry_backoff_s)
         self.heldout = HeldOut(self.domains, cfg.heldout.items, cfg.heldout.seed, self.cache,
                                cfg.grpo.max_completion_tokens)
         self.pending: list[Trajectory] = []
         self.stored = 0
+        self.guards: dict[str, dict[str, Any]] = {}
         self._write_run_json()
 
     def _write_run_json(self) -> None:
@@ -79,9 +80,10 @@ class Session:
         warm = self.phase("warmup", self._warm_up)
         before = self.phase("heldout_before", lambda: self._score("before"))
         steps = self.phase("grpo", self._grpo)
-        after = self.phase("heldout_after", lambda: self._score("after"))
+        after = self.phase("heldout_after", lambda: self._score("after")) if steps else before
         self.phase("save", self._save_model)
         summary = self._summary(warm, before, after, steps)
+        self.store.write_json(HELDOUT, {"before": before[0].as_dict(), "after": after[0].as_dict()})
         self.owner.write_summary(summary)
         self.events.event("done", steps, mean_before=before[0].mean(), mean_after=after[0].mean())
         return summary
@@ -101,10 +103,20 @@ class Session:
         writer = self.monitor.writer
         result = warm_up(self.model, self.tokenizer, gold_stream(self.domains, self.cfg.seed,
                                                                 prior),
-                         seconds=w.seconds, lr=w.lr, batch_size=w.batch_size,
+                         steps=w.steps, lr=w.lr, batch_size=w.batch_size,
+                         max_seconds=w.max_seconds,
                          log=lambda step, loss: writer.add_scalar("warmup/loss", loss, step))
         self.events.event("warmup", result.steps, loss=result.loss, examples=result.examples)
+        if result.guard_hit:
+            self.guard("warmup", result.steps, w.steps, w.max_seconds)
         return result
+
+    def guard(self, phase: str, steps: int, planned: int, max_seconds: float) -> None:
+        """Record that ``phase`` hit its time guard after ``steps`` of ``planned`` steps."""
+        self.guards[phase] = {"steps": steps, "planned": planned, "max_seconds": max_seconds}
+        self.events.event("guard", steps, phase=phase, planned=planned, max_seconds=max_seconds)
+        self.owner.progress(f"{phase}: stopped by its {max_seconds:g} s guard after {steps} of "
+                            f"{planned} steps; this run is not comparable with a full one")
 
     def _score(self, label: str) -> tuple[HeldOutResult, HeldOutResult | None]:
         h = self.cfg.heldout
@@ -112,14 +124,15 @@ class Session:
                                         temperature=self.cfg.grpo.temperature, samples=h.samples)
         greedy = (self.heldout.evaluate(self.model, self.tokenizer, temperature=0.0, samples=1)
                   if h.greedy else None)
-        for domain, score in sampled.scores().items():
-            self.scheduler.observe_eval(domain, score, h.items * h.samples)
-            self.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, 0)
+        observe_heldout(self, sampled, label, 0)
         self.events.event("heldout", 0, label=label, scores=sampled.scores(),
-                          mean=sampled.mean(), greedy=greedy.scores() if greedy else None)
+                          mean=sampled.mean(), greedy=greedy.scores() if greedy else None,
+                          failures=sampled.failures)
         return sampled, greedy
 
     def _grpo(self) -> int:
+        if self.cfg.grpo.steps <= 0:  # a warm-up-only run
+            return 0
         trainer, hooks = self._build_grpo()
         trainer.train()
         self.flush_store()
@@ -131,19 +144,12 @@ class Session:
         from rlhub.store import trajectory_provenance
         from trl import GRPOConfig
 
-        g, c = self.cfg.grpo, self.cfg.controls
-        self.temps = TemperatureControl(self.ids, base=g.temperature, max=c.temperature.max,
-                                        step=c.temperature.step, window=c.temperature.window,
-                                        collapse_frac=c.temperature.collapse_frac,
-                                        release_frac=c.temperature.release_frac,
-                                        cooldown_steps=c.temperature.cooldown_steps)
-        self.lr = LearningRateControl(g.lr, factor=c.learning_rate.factor,
-                                      min=c.learning_rate.min,
-                                      cooldown_steps=c.learning_rate.cooldown_steps)
+        g = self.cfg.grpo
         provenance = {d: {**trajectory_provenance(self.registry, dom), "policy": POLICY,
                           "policy_info": {"model": "tiny", "seed": self.cfg.policy_seed},
                           "seed": self.scheduler.config["seed"],
-                          "split": self.scheduler.config["split"], "run_id": self.owner.run_id}
+                          "split": self.scheduler.config["split"], "run_id": self.owner.run_id,
+                          "lock_hash": self.owner.lock_hash}
                       for d, dom in self.domains.items()}
         recorder = Recorder(self.domains, self.cache, provenance, self.record)
         source = BatchSource(self.scheduler, g.prompts_per_step, g.max_refill_frac)
@@ -153,7 +159,7 @@ class Session:
             * g.generations, num_generations=g.generations,
             max_completion_length=g.max_completion_tokens, temperature=1.0, top_k=0, top_p=1.0,
             learning_rate=g.lr, lr_scheduler_type="constant", warmup_steps=0,
-            max_steps=g.max_steps, logging_steps=g.log_every, save_strategy="no",
+            max_steps=g.steps, logging_steps=g.log_every, save_strategy="no",
             report_to="none", seed=self.cfg.seed, dataloader_num_workers=0,
             disable_dropout=True, disable_tqdm=True, beta=0.0)
         placeholder = Dataset.from_dict({"prompt": ["<bos>"] * g.prompts_per_step * 8})
@@ -201,7 +207,10 @@ class Session:
                        if before[1] and after[1] else None),
             "steps": steps, "warmup": {"steps": warm.steps, "examples": warm.examples,
                                        "loss": warm.loss},
+            "guards": dict(self.guards),
             "trajectories": self.stored, "timings_s": dict(self.owner.timings),
+            "failures": {**self.failures(), "heldout": {"before": before[0].failures,
+                                                        "after": after[0].failures}},
             "adjustments": self.adjustments_summary(),
             "final": {"temperature": dict(self.temps.values), "lr": self.lr.lr},
             "scheduler": {"weights": self.scheduler.weights(), "counts": self.scheduler.counts()},
@@ -209,6 +218,12 @@ class Session:
         }
         summary["timings_s"]["total"] = round(sum(self.owner.timings.values()), 2)
         return summary
+
+    def failures(self) -> dict[str, Any]:
+        """Faults that were not the model's, per domain: ``{"counts": {domain: {class: n}},
+        "retries": {domain: n}}`` (the counts are of samples still failing after the retries)."""
+        return {"counts": copy.deepcopy(self.monitor.failures),
+                "retries": dict(self.cache.retried)}
 
     def adjustments_summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -223,6 +238,14 @@ class Session:
         self.monitor.close()
 
 
+def observe_heldout(s: Session, result: HeldOutResult, label: str, step: int) -> None:
+    """Held-out scores to the scheduler and TensorBoard, over the samples the model earned."""
+    for domain, score in result.scores().items():
+        if result.scored(domain) > 0:
+            s.scheduler.observe_eval(domain, score, result.scored(domain))
+            s.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, step)
+
+
 class StepHooks(TrainerCallback):
     """The hub's side of every GRPO step (see the module docstring)."""
 
@@ -231,11 +254,11 @@ class StepHooks(TrainerCallback):
         self.trainer: HubGRPOTrainer | None = None
         self.steps = 0
         self.shifts_seen = 0
+        self.faults_logged = session.failures()
         self.start = time.perf_counter()
-        self.last_eval = self.start
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-        self.start = self.last_eval = time.perf_counter()
+        self.start = time.perf_counter()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         s, step = self.s, state.global_step
@@ -243,6 +266,8 @@ class StepHooks(TrainerCallback):
         assert self.trainer is not None
         for domain, groups in self.trainer.last_groups.items():
             s.temps.observe(domain, groups)
+            for group in groups:
+                s.monitor.observe_group(domain, group)
         for adj in s.temps.update(step):
             s.events.adjustment(adj)
         self._shifts(step, kw.get("optimizer"), kw.get("lr_scheduler"))
@@ -250,12 +275,12 @@ class StepHooks(TrainerCallback):
             self._log(step)
         if step % s.cfg.grpo.store_every == 0:
             s.flush_store()
-        now = time.perf_counter()
-        if now - self.last_eval >= s.cfg.heldout.every_s:
+        g = s.cfg.grpo
+        if step % s.cfg.heldout.every_steps == 0 and step < g.steps:
             self._inrun_eval(step)
-            self.last_eval = time.perf_counter()
-        if now - self.start >= s.cfg.grpo.seconds:
+        if step < g.steps and time.perf_counter() - self.start >= g.max_seconds:
             control.should_training_stop = True
+            s.guard("grpo", step, g.steps, g.max_seconds)
 
     def _shifts(self, step: int, optimizer: Any, lr_scheduler: Any) -> None:
         s = self.s
@@ -278,17 +303,22 @@ class StepHooks(TrainerCallback):
             writer.add_scalar(f"scheduler/weight/{domain}", w, step)
             writer.add_scalar(f"temperature/{domain}", s.temps.values[domain], step)
         writer.add_scalar("train/lr", s.lr.lr, step)
+        for domain, n in s.cache.retried.items():
+            writer.add_scalar(f"retries/{domain}", n, step)
         s.scheduler.log(s.out, step, counts=s.scheduler.counts(),
                         zero_variance=self.trainer.last_zero if self.trainer else {})
+        faults = s.failures()
+        if faults != self.faults_logged:
+            s.events.event("failures", step, **faults)
+            self.faults_logged = faults
 
     def _inrun_eval(self, step: int) -> None:
         s, h = self.s, self.s.cfg.heldout
         result = s.heldout.evaluate(s.model, s.tokenizer, temperature=s.cfg.grpo.temperature,
                                     samples=h.inrun_samples, items=h.inrun_items)
-        for domain, score in result.scores().items():
-            s.scheduler.observe_eval(domain, score, h.inrun_items * h.inrun_samples)
-            s.monitor.writer.add_scalar(f"heldout/{domain}/inrun", score, step)
-        s.events.event("heldout", step, label="inrun", scores=result.scores(), mean=result.mean())
+        observe_heldout(s, result, "inrun", step)
+        s.events.event("heldout", step, label="inrun", scores=result.scores(), mean=result.mean(),
+                       failures=result.failures)
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                **kw: Any) -> None:

@@ -1,8 +1,8 @@
 """The warm-up: a short supervised pass on gold completions before GRPO.
 
 GRPO only sharpens what the policy already samples: a domain whose sampled pass rate is near zero
-gives no group any reward variance and so no gradient. A few seconds of teacher forcing on each
-domain's ``gold`` completions (train split) lifts every domain off zero. The loss covers the
+gives no group any reward variance and so no gradient. A few hundred steps of teacher forcing on
+each domain's ``gold`` completions (train split) lift every domain off zero. The loss covers the
 completion and its ``<eos>`` only; prompts are rendered and left-padded exactly as GRPO sees them.
 """
 
@@ -23,12 +23,14 @@ from rlhub.task import Task
 
 @dataclass
 class WarmupResult:
-    """What the warm-up did: optimizer steps, examples seen, final loss, seconds."""
+    """What the warm-up did: optimizer steps, examples seen, final loss, seconds, and whether
+    the time guard stopped it before its steps were done."""
 
     steps: int
     examples: int
-    loss: float
+    loss: float | None
     seconds: float
+    guard_hit: bool = False
 
 
 def gold_stream(domains: dict[str, Any], seed: int, weights: dict[str, float]) -> Iterator[Task]:
@@ -67,22 +69,28 @@ def batch_tensors(tokenizer: Any, tasks: list[Task]) -> dict[str, torch.Tensor]:
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
-def warm_up(model: Any, tokenizer: Any, stream: Iterator[Task], *, seconds: float, lr: float,
-            batch_size: int, log: Callable[[int, float], None] | None = None) -> WarmupResult:
-    """AdamW on gold completions for ``seconds`` of wall time; the model is left in eval mode."""
+def warm_up(model: Any, tokenizer: Any, stream: Iterator[Task], *, steps: int, lr: float,
+            batch_size: int, max_seconds: float = float("inf"),
+            log: Callable[[int, float], None] | None = None) -> WarmupResult:
+    """``steps`` AdamW steps on gold completions; the model is left in eval mode.
+
+    ``max_seconds`` is a guard: past it the warm-up stops early and says so (``guard_hit``).
+    """
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     start = time.perf_counter()
-    steps, loss_value = 0, float("nan")
-    while time.perf_counter() - start < seconds:
+    done = 0
+    loss_value: float | None = None
+    while done < steps and time.perf_counter() - start < max_seconds:
         batch = batch_tensors(tokenizer, list(itertools.islice(stream, batch_size)))
         loss = model(**batch).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        steps += 1
+        done += 1
         loss_value = float(loss.detach())
-        if log is not None and steps % 25 == 0:
-            log(steps, loss_value)
+        if log is not None and done % 25 == 0:
+            log(done, loss_value)
     model.eval()
-    return WarmupResult(steps, steps * batch_size, loss_value, time.perf_counter() - start)
+    return WarmupResult(done, done * batch_size, loss_value, time.perf_counter() - start,
+                        guard_hit=done < steps)

@@ -19,13 +19,29 @@ Three things every stage must agree on:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
+from rlhub.errors import TrainerError
 from rlhub.rollout import initial_messages
 from rlhub.task import Task
+
+
+def load_saved(path: str | os.PathLike[str]) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` saved by an earlier run (``RUN_DIR/model``), ready to train on."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    where = Path(path)
+    if not (where / "config.json").is_file():
+        raise TrainerError(f"train.init_model: expected a saved model folder (RUN_DIR/model of "
+                           f"an earlier run) with config.json, found {where}")
+    tokenizer = AutoTokenizer.from_pretrained(where)
+    tokenizer.padding_side, tokenizer.truncation_side = "left", "left"
+    return AutoModelForCausalLM.from_pretrained(where).eval(), tokenizer
 
 
 def render_prompt(tokenizer: Any, task: Task) -> str:

@@ -95,13 +95,13 @@ def _print_summary(metrics: dict[str, Any]) -> None:
 
     k = metrics["overall"]["k"]
     table = Table("tasks", "samples", "pass@1", *([f"pass@{k}"] if k > 1 else []), "first try",
-                  "repair gain", "reward")
+                  "repair gain", "reward", "infra failures")
     table.columns.insert(0, Column("domain", overflow="fold", min_width=24))
     for domain, m in metrics["domains"].items():
         passk = [f"{m['pass@k']:.3f}"] if k > 1 else []
         table.add_row(domain, str(m["n_tasks"]), str(m["n_samples"]), f"{m['pass@1']:.3f}",
                       *passk, f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
-                      f"{m['reward_mean']:.3f}")
+                      f"{m['reward_mean']:.3f}", str(m["infra_failures"]))
     console = Console(stderr=True)
     console.print(table)
     console.print(f"metrics: {metrics['run']['out']}/metrics.json")

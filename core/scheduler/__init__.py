@@ -5,7 +5,8 @@ Public API (stable)::
     sched = rlhub.Scheduler.from_config("mix.yaml", registry)   # or a dict; built via a hook
     sched.weights()                     # {domain: probability} of the next batch
     tasks = sched.sample(256)           # tasks, stratified over the mixture
-    zero = sched.observe(d, [[r, ...], ...])   # one inner list of rollout rewards per group
+    zero = sched.observe(d, [[r, ...], ...])   # one inner list of rollout rewards per group;
+                                        # None for a rollout whose failure is not the model's
     sched.refill(d, zero)               # replace zero-variance groups from the same domain
     sched.observe_eval(d, score, n)     # held-out mean reward over n items
     sched.state_dict() / sched.load_state_dict(state)   # bit-exact resume

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from pathlib import Path
@@ -27,7 +28,7 @@ class SchedulerLike(Protocol):
 
     def weights(self) -> dict[str, float]: ...
     def sample(self, n: int) -> list[Task]: ...
-    def observe(self, domain: str, group_rewards: list[list[float]]) -> Any: ...
+    def observe(self, domain: str, group_rewards: list[list[float | None]]) -> Any: ...
     def observe_eval(self, domain: str, score: float, n: int) -> None: ...
     def state_dict(self) -> dict[str, Any]: ...
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
@@ -166,28 +167,36 @@ class Scheduler:
 
     # -- observations ----------------------------------------------------------------------
 
-    def observe(self, domain: str, group_rewards: list[list[float]]) -> int:
+    def observe(self, domain: str, group_rewards: list[list[float | None]]) -> int:
         """Record a step's groups of ``domain`` (one inner list of rollout rewards per prompt).
+
+        A ``None`` reward marks a rollout whose failure was not the model's (a sandbox, verifier,
+        judge, label or policy fault, :mod:`rlhub.failures`): it is left out, and a group left
+        with no reward is not observed at all, so the mixture never learns from a fault.
 
         :return: How many of the groups had zero variance (all pass or all fail): refill that many.
         """
         i = self._idx(domain)
-        if group_rewards and isinstance(group_rewards[0], (int, float)):
+        if group_rewards and (group_rewards[0] is None
+                              or isinstance(group_rewards[0], (int, float))):
             raise SchedulerError(f"observe({domain!r}): expected one list of rewards per group, "
                                  f"found a flat list starting {list(group_rewards[:3])!r}")
-        return self.stats.observe(i, group_rewards)
+        return self.stats.observe(i, trainable_groups(group_rewards))
 
     def observe_batch(self, domains: list[str], group_rewards: Any) -> dict[str, int]:
         """:meth:`observe` for a whole batch at once: ``domains[j]`` produced group ``j``.
 
         ``group_rewards`` is rectangular (groups x rollouts; a list of lists or an array). This is
         the fast path for trainers holding the batch as a tensor; it returns the zero-variance
-        count of each domain that had any, ready for :meth:`refill`.
+        count of each domain that had any, ready for :meth:`refill`. A NaN (what ``None`` becomes
+        in a float array) marks a rollout whose failure was not the model's, as in :meth:`observe`.
         """
         rewards = np.asarray(group_rewards, dtype=float)
         if rewards.ndim != 2 or rewards.shape[0] != len(domains) or rewards.shape[1] == 0:
             raise SchedulerError(f"observe_batch: expected rewards of shape ({len(domains)}, G) "
                                  f"with G >= 1, one row per domain entry, found {rewards.shape}")
+        if np.isnan(rewards).any():  # None (a fault, not the model's) became NaN: the slow path
+            return self._observe_rows(domains, rewards)
         index = self._index
         try:
             idx = np.fromiter((index[d] for d in domains), dtype=np.int64, count=len(domains))
@@ -197,6 +206,14 @@ class Scheduler:
         zero = self.stats.observe_batch(idx, rewards)
         hits = np.bincount(idx[zero], minlength=len(self.ids))
         return {self.ids[i]: int(hits[i]) for i in np.flatnonzero(hits).tolist()}
+
+    def _observe_rows(self, domains: list[str], rewards: np.ndarray) -> dict[str, int]:
+        zero: dict[str, int] = {}
+        for domain, row in zip(domains, rewards.tolist()):
+            n = self.observe(domain, [[None if math.isnan(r) else r for r in row]])
+            if n:
+                zero[domain] = zero.get(domain, 0) + n
+        return zero
 
     def observe_eval(self, domain: str, score: float, n: int) -> None:
         """Record a held-out score of ``domain`` (mean reward over ``n`` items)."""
@@ -272,6 +289,14 @@ class Scheduler:
         self._decisions = int(state["decisions"])
         self._batches = int(state["batches"])
         self.stats.load_state_dict(state["stats"])
+
+
+def trainable_groups(group_rewards: list[list[float | None]]) -> list[list[float]]:
+    """``group_rewards`` without its ``None`` entries, and without the groups left empty."""
+    if not any(None in group for group in group_rewards):
+        return group_rewards  # type: ignore[return-value]
+    kept = ([r for r in group if r is not None] for group in group_rewards)
+    return [group for group in kept if group]
 
 
 def _short(value: Any) -> str:

@@ -137,6 +137,28 @@ def test_an_unknown_train_key_is_named_with_a_suggestion():
         load_train_config({"domains": TINY, "train": {"grpo": {"temprature": 1}}})
 
 
+@pytest.mark.parametrize(("section", "key", "instead"), [
+    ("warmup", "seconds", "warmup.steps"), ("grpo", "seconds", "grpo.steps"),
+    ("grpo", "max_steps", "grpo.steps"), ("heldout", "every_s", "heldout.every_steps")])
+def test_a_time_budget_from_an_older_config_is_refused_with_the_step_key_to_use(
+        section, key, instead):
+    with pytest.raises(TrainerError, match=rf"train.{section}.{key}: expected {instead}.* instead; "
+                                           "phases run by steps"):
+        load_train_config({"domains": TINY, "train": {section: {key: 10}}})
+
+
+def test_the_warm_up_runs_its_steps_and_reports_a_time_guard_that_stopped_it(tiny):
+    from rlhub.hub.trainer_sft import gold_stream, warm_up
+
+    model, tok = tiny
+    domains = {d: rlhub.registry().get(d) for d in TINY}
+    stream = gold_stream(domains, 0, dict.fromkeys(TINY, 1.0))
+    done = warm_up(model, tok, stream, steps=3, lr=1e-4, batch_size=4)
+    assert (done.steps, done.examples, done.guard_hit) == (3, 12, False)
+    cut = warm_up(model, tok, stream, steps=3, lr=1e-4, batch_size=4, max_seconds=0.0)
+    assert (cut.steps, cut.guard_hit) == (0, True)
+
+
 def test_the_trainer_hook_answers_local_and_requires_a_run_folder():
     pm = rlhub.registry().pm
     with pytest.raises(TrainerError, match="expected a run folder"):
@@ -170,9 +192,9 @@ def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
         "strategy": "static", "domains": {"drift/flip-v1": 1.0, TINY[0]: 1.0, TINY[1]: 1.0},
         "train": {
             "scheduler": {"strategy": "adaptive", "params": {"floor": 0.5}},
-            "warmup": {"seconds": 3, "batch_size": 32},
-            "grpo": {"seconds": 30, "max_steps": 40, "log_every": 2, "store_every": 4},
-            "heldout": {"items": 8, "samples": 2, "every_s": 10, "inrun_items": 4,
+            "warmup": {"steps": 8, "batch_size": 32},
+            "grpo": {"steps": 24, "log_every": 2, "store_every": 4},
+            "heldout": {"items": 8, "samples": 2, "every_steps": 8, "inrun_items": 4,
                         "inrun_samples": 2},
             "controls": {"temperature": {"window": 6, "cooldown_steps": 1, "max": 1.3},
                          "learning_rate": {"window": 16, "cooldown_steps": 1, "alpha": 0.05}},
@@ -184,10 +206,13 @@ def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
     on_disk = json.loads((run / "summary.json").read_text())
     assert set(on_disk["before"]) == set(on_disk["after"]) == set(config["domains"])
     assert all(0.0 <= v <= 1.0 for v in [*on_disk["before"].values(), *on_disk["after"].values()])
-    assert summary["steps"] >= 6 and on_disk["delta"]["domains"].keys() == on_disk["before"].keys()
+    assert summary["steps"] == 24 and summary["warmup"]["steps"] == 8 and summary["guards"] == {}
+    assert on_disk["delta"]["domains"].keys() == on_disk["before"].keys()
+    inrun = [e["step"] for e in _events(run) if e["kind"] == "heldout" and e["label"] == "inrun"]
+    assert inrun == [8, 16]
 
     rows = TrajectoryStore(str(run)).rows()
-    assert len(rows) == summary["trajectories"] >= 6 * 64
+    assert len(rows) == summary["trajectories"] == 24 * 64
     assert {r["domain"] for r in rows} == set(config["domains"])
     lam = next(r for r in rows if r["domain"] == TINY[1])
     assert lam["plugin"] == "math" and lam["verifier_hash"] and lam["run_id"] == summary["run_id"]
@@ -210,3 +235,58 @@ def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
     weights = read_weights(run)
     assert len(weights) >= 3 and set(weights[-1]["weights"]) == set(config["domains"])
     assert weights[-1]["counts"]["drift/flip-v1"]["zero_variance"] > 0
+
+
+def _numbers(value):
+    """Every number in a nested summary value, in a fixed order."""
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _numbers(value[k])]
+    if isinstance(value, list):
+        return [x for v in value for x in _numbers(v)]
+    return [float(value)] if isinstance(value, (int, float)) else []
+
+
+@pytest.mark.slow
+def test_the_same_seed_gives_the_same_summary_on_a_quiet_and_a_loaded_machine(tmp_path):
+    import subprocess
+    import sys
+
+    from rlhub.hub.trainer_local import LocalTrainer
+
+    config = {
+        "strategy": "static", "domains": {TINY[0]: 1.0, TINY[1]: 1.0},
+        "train": {"scheduler": {"strategy": "adaptive", "params": {"floor": 0.4}},
+                  "warmup": {"steps": 30, "batch_size": 32},
+                  "grpo": {"steps": 8, "log_every": 2, "prompts_per_step": 4, "generations": 4},
+                  "heldout": {"items": 8, "samples": 4, "every_steps": 4, "inrun_items": 4,
+                              "inrun_samples": 2}},
+    }
+    quiet = LocalTrainer(config, tmp_path / "quiet").run()
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # one busy core
+    try:
+        loaded = LocalTrainer(config, tmp_path / "loaded").run()
+    finally:
+        burner.kill()
+        burner.wait()
+    assert quiet["guards"] == loaded["guards"] == {}
+    for key in ("before", "after", "mean", "delta", "greedy", "warmup", "steps", "scheduler",
+                "final", "trajectories"):
+        assert _numbers(loaded[key]) == pytest.approx(_numbers(quiet[key]), rel=1e-5, abs=1e-6)
+    assert quiet["before"] != quiet["after"]  # the run did train
+
+
+def test_a_locked_run_keeps_the_lock_hash_out_of_the_mixture_and_on_every_trajectory(tmp_path):
+    import warnings
+
+    from rlhub.hub.trainer_local import _quiet_known_warnings, make_local_trainer
+    from rlhub.hub.trainer_session import Session
+
+    trainer = make_local_trainer({"domains": {TINY[0]: 1.0}, "out": str(tmp_path / "run"),
+                                  "lock_hash": "abc123", "locked": "rlhub.lock",
+                                  "train": {"heldout": {"items": 2, "samples": 1}}})
+    assert "lock_hash" not in trainer.mixture
+    rlhub.Scheduler.from_config(trainer.mixture, rlhub.registry())  # a valid mixture
+    with warnings.catch_warnings():
+        _quiet_known_warnings()
+        grpo, _ = Session(trainer, trainer.cfg)._build_grpo()
+    assert grpo.recorder.provenance[TINY[0]]["lock_hash"] == "abc123"

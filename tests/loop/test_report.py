@@ -45,6 +45,16 @@ def test_the_report_writes_an_html_page_and_every_plot_as_png(run_dir: Path) -> 
     assert "looptest/reverse-v1" in page and "+1.000" in page  # the repair gain, in the table
 
 
+def test_the_report_counts_infrastructure_failures_apart_from_the_pass_rate(reg, tmp_path):
+    out = tmp_path / "crashy"
+    run_eval(EvalConfig(mixture={"domains": {"looptest/crashy-v1": {}}}, policy="oracle:right",
+                        out=str(out), n=4, tensorboard=False), registry=reg)
+    page = Path(render_report(str(out))).read_text()
+    assert "overall pass@1 1.000 over the model's own outcomes" in page
+    assert "2 infrastructure failures left out" in page
+    assert "<td>2 (verifier 2)</td>" in page
+
+
 def test_rlhub_report_prints_the_path_of_the_page(run_dir: Path, rlhub_home: Path) -> None:
     done = subprocess.run([RLHUB, "report", str(run_dir)], env=cli_env(rlhub_home),
                           capture_output=True, text=True, timeout=120)

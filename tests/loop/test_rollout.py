@@ -115,3 +115,15 @@ def test_eval_metrics_show_the_repair_gain_of_a_scripted_repair(reg, tmp_path) -
     assert all(len(r["turns"]) == 2 for r in rows if r["domain"] == "looptest/reverse-v1")
     assert all(math.isfinite(r["reward"]) for r in rows)
     assert reverify(cfg.out, registry=reg) == {"checked": 20, "mismatches": []}
+
+
+def test_eval_pass_rates_cover_the_models_outcomes_and_count_verifier_crashes_apart(reg, tmp_path):
+    cfg = EvalConfig(mixture={"domains": {"looptest/crashy-v1": {}, "looptest/reverse-v1": {}}},
+                     policy="oracle:right", out=str(tmp_path / "run"), n=6, k=2,
+                     tensorboard=False)
+    metrics = run_eval(cfg, registry=reg)
+    crashy = metrics["domains"]["looptest/crashy-v1"]  # odd task indices crash the verifier
+    assert (crashy["pass@1"], crashy["pass@2"], crashy["reward_mean"]) == (1.0, 1.0, 1.0)
+    assert (crashy["n_samples"], crashy["n_scored"], crashy["infra_failures"]) == (12, 6, 6)
+    assert crashy["failure_counts"] == {"none": 6, "verifier": 6}
+    assert metrics["overall"]["pass@1"] == 1.0 and metrics["overall"]["infra_failures"] == 6

@@ -264,6 +264,30 @@ def test_observe_batch_matches_one_observe_call_per_domain():
     assert one.counts() == many.counts()
 
 
+def test_rollouts_whose_failure_is_not_the_models_never_move_the_mixture():
+    clean, faulty = adaptive(["a", "b"]), adaptive(["a", "b"])
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        groups = (rng.random((4, 8)) < 0.5).astype(float).tolist()
+        zero = clean.observe("a", groups)
+        # the same outcomes plus infrastructure faults: extra None rollouts and all-None groups
+        assert faulty.observe("a", [g + [None, None] for g in groups] + [[None] * 8]) == zero
+        assert faulty.observe("b", [[None] * 8, [None]]) == 0
+    assert faulty.weights() == pytest.approx(clean.weights(), rel=1e-12)
+    assert faulty.counts() == clean.counts()
+    assert faulty.counts()["b"]["groups"] == 0
+
+
+def test_observe_batch_leaves_out_nan_rollouts_like_observe_leaves_out_none():
+    one, many = adaptive(["a", "b"]), adaptive(["a", "b"])
+    rewards = [[1.0, 0.0, None, 1.0], [None] * 4, [0.0, None, 0.0, 0.0]]
+    zero = one.observe_batch(["a", "b", "b"], rewards)
+    assert zero == {"b": 1} == {"b": many.observe("b", rewards[1:])}
+    many.observe("a", rewards[:1])
+    assert one.weights() == pytest.approx(many.weights(), rel=1e-12)
+    assert one.counts() == many.counts() and one.counts()["b"]["groups"] == 1
+
+
 def test_observation_errors_name_the_domain_and_what_was_wrong():
     sched = rlhub.Scheduler.from_config(TWO)
     with pytest.raises(SchedulerError, match=r"unknown domain 'c'"):
@@ -271,6 +295,8 @@ def test_observation_errors_name_the_domain_and_what_was_wrong():
     with pytest.raises(SchedulerError, match=r"expected one list of rewards per group, found a "
                                              r"flat list starting \[1.0, 0.0\]"):
         sched.observe("a", [1.0, 0.0])
+    with pytest.raises(SchedulerError, match=r"found a flat list starting \[None, 1.0\]"):
+        sched.observe("a", [None, 1.0])
     with pytest.raises(SchedulerError, match=r"domain 'a': group 1: expected finite rewards"):
         sched.observe("a", [[1.0, 0.0], [math.nan, 1.0]])
     with pytest.raises(SchedulerError, match=r"domain 'b': group 0 is empty"):
