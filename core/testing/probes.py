@@ -10,7 +10,8 @@ every domain (:data:`PROBE_CLASSES`), each built from the domain's own tasks and
 * ``hedge``: constant and hedged answers from the domain's own answer space: other tasks'
   golds, their final answers and common constants (``0``, ``1``, ``Yes``, ``True``, empty) in
   this task's answer slot; and hedges, this task's answer combined with others (``YesNo``,
-  ``True or False``, every digit, every answer of the space at once);
+  ``True or False``, every digit, every answer of the space at once), except on domains tagged
+  ``code``, which face the code probes instead;
 * ``oversized``: :mod:`rlhub.testing.probes_oversized`;
 * ``forged-label``: :mod:`rlhub.testing.probes_labels`.
 
@@ -215,12 +216,18 @@ def judge_hedge(domain: Domain, task: Task, hedge: Hedge, report: ProbeReport) -
         report.max_reward = max(scores[0].reward, report.max_reward or lo)
 
 
+def _is_code(domain: Domain) -> bool:
+    """Code domains get no hedges: a program joined with another answer (``prog, True``) is still
+    the same program; another task's program as a constant, and the code probes, still apply."""
+    return "code" in domain.manifest.tags
+
+
 def check_hedge(domain: Domain, tasks: Sequence[Task], space: Sequence[Task]) -> ProbeReport:
     """The ``hedge`` class: constants on the first two tasks, hedges on the first."""
     report = ProbeReport("hedge")
     for i, task in enumerate(tasks[:2]):
         for probe in constant_probes(task, space):
             judge_probe(domain, task, probe, report)
-        for hedge in hedge_probes(task, space) if i == 0 else ():
+        for hedge in hedge_probes(task, space) if i == 0 and not _is_code(domain) else ():
             judge_hedge(domain, task, hedge, report)
     return report

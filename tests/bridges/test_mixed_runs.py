@@ -146,11 +146,11 @@ def test_the_local_trainer_runs_a_mixture_of_native_and_bridged_domains(tmp_path
     domains = ["math/tiny-count-v1", "textarena/tower-of-hanoi-v1", "gem/guess-the-number-easy-v1"]
     config = {
         "strategy": "static", "domains": {d: 1.0 for d in domains},
-        "train": {"warmup": {"seconds": 2, "batch_size": 16},  # games (gold: false) sit it out
-                  "grpo": {"seconds": 20, "max_steps": 3, "prompts_per_step": 3,
+        "train": {"warmup": {"steps": 4, "batch_size": 16},  # games (gold: false) sit it out
+                  "grpo": {"steps": 3, "prompts_per_step": 3,
                            "generations": 4, "max_completion_tokens": 12, "log_every": 1,
                            "store_every": 1},
-                  "heldout": {"items": 2, "samples": 2, "every_s": 60, "inrun_items": 2,
+                  "heldout": {"items": 2, "samples": 2, "every_steps": 100, "inrun_items": 2,
                               "inrun_samples": 2}},
     }
     summary = LocalTrainer(config, tmp_path / "run", registry=rlhub.registry()).run()

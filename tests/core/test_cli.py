@@ -178,4 +178,5 @@ def test_check_on_a_judged_domain_without_a_judge_says_so_in_one_line():
     assert out.stderr.splitlines() == [
         "SKIP judged/explain-v1: needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to "
         "check the plumbing with the built-in scripted judge",
-        "0 passed, 0 failed, 1 not checked"]
+        "0 passed, 0 failed, 1 not checked, 0 with known (hackable) problems; highest reward of "
+        "any probe: None"]

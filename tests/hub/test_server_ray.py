@@ -171,10 +171,11 @@ def test_no_actor_that_can_start_is_an_error_naming_the_demand_and_the_flag(clus
 
 
 def test_a_dead_actor_is_replaced_and_its_in_flight_calls_are_retried(cluster):
-    code = registry().get("code/py-roman-v1").sample(1, seed=4)[0]
+    code = registry().get("code/py-roman-v2").sample(1, seed=4)[0]
     # the gold solution, whose first call sleeps 1.2 s (the domain allows 3 s a call)
+    fn = code.meta["entry_point"]
     slow_gold = code.gold.rstrip().removesuffix("```") + (
-        "\nimport time\n_fast = from_roman\n\n\ndef from_roman(s, _slept=[]):\n"
+        f"\nimport time\n_fast = {fn}\n\n\ndef {fn}(s, _slept=[]):\n"
         "    if not _slept:\n        _slept.append(1)\n        time.sleep(1.2)\n"
         "    return _fast(s)\n```")
     body = {"query": [PROMPT + slow_gold] * 4, "prompts": [PROMPT] * 4,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import signal
 import textwrap
 import time
 import uuid
@@ -65,8 +66,10 @@ def test_a_job_sleeping_past_its_wall_limit_is_a_timeout(sandbox: Any) -> None:
 def test_a_job_spinning_past_its_cpu_limit_is_a_timeout(sandbox: Any) -> None:
     result = sandbox.run(py("while True: pass", cpu_s=1, wall_s=60))
     assert result.status == "timeout"
-    # stopped by its CPU limit, not by the wall clock (however slowly a loaded machine runs it)
-    assert 0.8 <= result.cpu_s < 5 and result.wall_s < 45
+    # stopped by its CPU limit, not by the wall clock (however slowly a loaded machine runs it):
+    # the kernel's SIGXCPU says so; rusage's sampled CPU time can read low on a busy VM
+    assert result.exit_code == -signal.SIGXCPU or result.cpu_s >= 0.8, result
+    assert result.cpu_s < 5 and result.wall_s < 45
 
 
 def test_a_job_allocating_past_its_memory_limit_is_a_memory_status(sandbox: Any) -> None:

@@ -82,10 +82,10 @@ def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_regi
     from rlhub.store import TrajectoryStore
 
     config = {"strategy": "static", "domains": {NATIVE: 1.0, ARITH: 1.0},
-              "train": {"warmup": {"seconds": 2, "batch_size": 16},
-                        "grpo": {"seconds": 20, "max_steps": 3, "log_every": 1,
+              "train": {"warmup": {"steps": 4, "batch_size": 16},
+                        "grpo": {"steps": 3, "log_every": 1,
                                  "store_every": 1, "max_completion_tokens": 8},
-                        "heldout": {"items": 4, "samples": 1, "every_s": 60, "inrun_items": 2,
+                        "heldout": {"items": 4, "samples": 1, "every_steps": 100, "inrun_items": 2,
                                     "inrun_samples": 1}}}
     summary = LocalTrainer(config, tmp_path / "run", registry=vf_registry).run()
     rows = TrajectoryStore(str(tmp_path / "run")).rows()
