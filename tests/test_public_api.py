@@ -16,10 +16,11 @@ def test_all_is_sorted_and_every_name_resolves():
         assert getattr(rlhub, name) is not None, name
 
 
-def test_every_core_and_hub_package_is_listed_in_pyproject():
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+def test_every_package_of_every_mapped_folder_is_listed_in_pyproject():
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
     found = set()
-    for base, name in (("core", "rlhub"), ("hub", "rlhub.hub")):
+    for name, base in setuptools["package-dir"].items():
         for init in (ROOT / base).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / base)
             found.add(".".join([name, *rel.parts]))
