@@ -10,8 +10,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import emit, summary  # noqa: E402
 
+import rlhub  # noqa: E402
 from rlhub import Task  # noqa: E402
-from rlhub.verifiers import make_verifier  # noqa: E402
+
+REG = rlhub.registry()  # this script is an entry point
 
 ADD_TESTS = "def check(candidate):\n" + "".join(
     f"    assert candidate({i}, {i + 1}) == {2 * i + 1}\n" for i in range(5))
@@ -29,7 +31,7 @@ CASES = {
 
 def bench(name: str, n: int) -> dict[str, float]:
     options, task, completion = CASES[name]
-    verifier = make_verifier(name, options)
+    verifier = REG.verifier(name, options)
     assert verifier.check(task, completion).passed, name
     times = []
     for _ in range(n):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlhub.plugins import hookimpl
+from rlhub.hookspecs import hookimpl
 
 
 @hookimpl(trylast=True)
@@ -48,13 +48,13 @@ def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
 
 
 @hookimpl(trylast=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any]) -> Any | None:
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Any | None:
     if backend == "openrlhf":
         from rlhub.hub.openrlhf_cmd import OpenRLHFTrainer
 
-        return OpenRLHFTrainer(config)
+        return OpenRLHFTrainer(config, registry)
     if backend == "local":
         from rlhub.hub.trainer_local import make_local_trainer
 
-        return make_local_trainer(config)
+        return make_local_trainer(config, registry)
     return None

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub import failures
 from rlhub.errors import VerifierError
 from rlhub.manifest import Manifest
 from rlhub.task import Score, Task, clamp_reward, task_id, task_rng
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 
 @dataclass
@@ -83,7 +86,14 @@ def repair_message(score: Score) -> str:
 
 
 class Domain:
-    """Base class of every domain; see the module docstring for what to override."""
+    """Base class of every domain; see the module docstring for what to override.
+
+    ``registry`` is the registry that built the domain (set by :meth:`rlhub.Registry.get`): reach
+    named verifiers (``registry.verifier(name, options)``) and sandbox backends
+    (``registry.sandbox().run(request)``) through it.
+    """
+
+    _registry: Registry | None = None
 
     def __init__(self, manifest: Manifest):
         self.manifest = manifest
@@ -135,10 +145,20 @@ class Domain:
             spec = self.manifest.data.get("verifier")
             if not spec:
                 raise VerifierError(f"domain {self.id!r} names no verifier and overrides no check()")
-            from rlhub.verifiers import make_verifier
-
-            self._verifier = make_verifier(spec["name"], spec.get("options", {}))
+            self._verifier = self.registry.verifier(spec["name"], spec.get("options", {}))
         return self._verifier
+
+    @property
+    def registry(self) -> Registry:
+        """The registry that built this domain; one made outside a registry has none to use."""
+        if self._registry is None:
+            raise VerifierError(f"domain {self.id!r} was not built by a registry, so it has no "
+                                "verifiers or sandboxes to use; get it with registry.get(id)")
+        return self._registry
+
+    @registry.setter
+    def registry(self, registry: Registry) -> None:
+        self._registry = registry
 
     def check(self, task: Task, completion: str) -> Verdict:
         """Judge one completion. Override, or name a reusable verifier in the manifest."""

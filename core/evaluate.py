@@ -21,13 +21,16 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import RlhubError, StoreError
 from rlhub.failures import is_trainable
 from rlhub.rollout import RolloutJob, Trajectory, final_reward, replay, run_rollouts
 from rlhub.store import SCHEMA_VERSION, TrajectoryStore, trajectory_provenance
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 TOLERANCE = 1e-9
 
@@ -182,16 +185,14 @@ def enforce_lock(path: str, registry: Any, mixture: Any = None) -> str:
     return read_lock(path)["lock_hash"]
 
 
-def run_eval(cfg: EvalConfig, *, registry: Any = None, progress: Progress | None = None,
+def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None = None,
              policy: Any = None) -> dict[str, Any]:
     """Run (or resume) an eval; returns the metrics also written to ``metrics.json``.
 
     Raises :class:`StoreError` after the run when some trajectories could not be committed.
     """
-    from rlhub.plugins import registry as default_registry
     from rlhub.policy import make_policy, policy_info
 
-    registry = registry or default_registry()
     progress = progress or Progress()
     lock_hash = enforce_lock(cfg.locked, registry, cfg.mixture) if cfg.locked else None
     store = TrajectoryStore(cfg.out, cfg.storage_options)
@@ -338,13 +339,10 @@ def compute_metrics(rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
 # -- reverify --------------------------------------------------------------------------------
 
 
-def reverify(url: str, *, registry: Any = None,
+def reverify(url: str, *, registry: Registry,
              on_row: Callable[[dict[str, Any]], None] | None = None,
              storage_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Recompute every stored reward; ``{"checked": N, "mismatches": [...]}``."""
-    from rlhub.plugins import registry as default_registry
-
-    registry = registry or default_registry()
     mismatches: list[dict[str, Any]] = []
     rows = TrajectoryStore(url, storage_options).rows()
     for row in rows:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from rlhub.plugins import Registry
 
 hookspec = pluggy.HookspecMarker("rlhub")
+#: Marks a plugin's hook implementations (``@rlhub.hookimpl``).
+hookimpl = pluggy.HookimplMarker("rlhub")
 
 
 @hookspec
@@ -50,11 +52,13 @@ def rlhub_verifiers() -> dict[str, str]:
     """Declare named reusable verifiers.
 
     :return: A mapping from verifier name (``"math"``, ``"python-tests"``, ...) to a lazy
-        ``"module:attr"`` reference to a class called as ``cls(options: dict)`` whose
-        ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
+        ``"module:attr"`` reference to a class called as ``cls(options: dict)`` (or
+        ``cls(options, registry=registry)`` when it takes a ``registry``, to reach the sandbox or
+        other verifiers) whose ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
 
     Who implements: rlhub itself (the built-ins) and any plugin sharing a verifier with manifests
-    and data-only domain files. When called: once, the first time a verifier is looked up by name.
+    and data-only domain files. When called: once per registry, the first time a verifier is
+    looked up by name.
     """
 
 
@@ -99,11 +103,12 @@ def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any]) -> Any | None:
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry) -> Any | None:
     """Build a trainer backend for ``rlhub train --backend NAME``.
 
     :param backend: The backend's name (``local``, ``openrlhf``, ...).
     :param config: The training config.
+    :param registry: The registry the run's domains come from.
     :return: An object with ``run() -> dict``, or None to let another plugin answer.
 
     Stops at first non-None result. Who implements: rlhub.hub (trylast) and plugins adding

@@ -53,7 +53,7 @@ class ValidCache:
     """
 
     def __init__(self) -> None:
-        from rlhub.plugins import rlhub_home
+        from rlhub.home import rlhub_home
 
         tag = hashlib.sha256(json.dumps(schema("manifest"), sort_keys=True).encode()).hexdigest()
         self.path = rlhub_home() / "cache" / f"valid-manifests-{tag[:16]}.txt"

@@ -37,13 +37,19 @@ import pluggy
 
 from rlhub import hookspecs
 from rlhub.errors import DomainNotFound, ManifestError, PluginError, boundary, did_you_mean
+from rlhub.home import rlhub_home
+from rlhub.hookspecs import hookimpl
 from rlhub.manifest import Manifest
+from rlhub.refs import load_object
 
 if TYPE_CHECKING:
+    from rlhub.sandbox import Backend, Sandboxes
     from rlhub.trust import Policy, UntrustedEnv
+    from rlhub.verifiers import Verifiers
 
 ENTRY_POINT_GROUP = "rlhub.plugins"
-hookimpl = pluggy.HookimplMarker("rlhub")
+__all__ = ["ENTRY_POINT_GROUP", "LoadError", "PluginInfo", "Registry", "domain_file_paths",
+           "hookimpl", "load_object", "registry", "reset", "rlhub_home"]
 
 
 @dataclass(frozen=True)
@@ -68,22 +74,8 @@ class LoadError:
         return f'error loading plugin "{self.name}" from {self.distribution}: {self.cause}'
 
 
-def load_object(ref: str) -> Any:
-    """Import ``"module:attr.sub"`` and return the attribute."""
-    module_name, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
-
-
-def rlhub_home() -> Path:
-    """Where pulled environments and caches live: ``$RLHUB_HOME`` or ``~/.cache/rlhub``."""
-    return Path(os.environ.get("RLHUB_HOME") or Path.home() / ".cache" / "rlhub")
 
 
 def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
@@ -100,11 +92,23 @@ def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path
 
 
 class Registry:
-    """The plugin manager plus the manifests of every discovered domain."""
+    """The plugin manager, the manifests of every discovered domain, and the services the
+    domains reach through it: named verifiers, sandbox backends, provenance.
+
+    Everything that needs plugins receives a registry; only entry points (the CLI, a server or a
+    trainer started on its own, the pytest plugin) call :func:`registry`. Two registries share
+    nothing: each has its own domains, verifiers and sandbox backends. ``sandbox`` is the default
+    backend of this registry's domains: a name, a backend object (a test double), or None for
+    ``$RLHUB_SANDBOX``, else ``local``.
+    """
 
     def __init__(self, *, domain_files: Iterable[str | os.PathLike[str]] = (),
                  block: Iterable[str] = (), autoload: bool | None = None,
-                 plugins: Iterable[ModuleType | object] = ()):
+                 plugins: Iterable[ModuleType | object] = (),
+                 sandbox: str | Backend | None = None):
+        self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
+                        "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
+                        else None}
         self.pm = pluggy.PluginManager("rlhub")
         self.pm.add_hookspecs(hookspecs)
         self.blocked = set(block) | set(_env_list("RLHUB_BLOCK_PLUGINS"))
@@ -114,7 +118,11 @@ class Registry:
         self.left_out: list[dict[str, str]] = []
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._verifiers: dict[str, str] | None = None
+        self._services_lock = threading.Lock()
+        self._verifier_refs: dict[str, str] | None = None
+        self._verifiers: Verifiers | None = None
+        self._sandboxes: Sandboxes | None = None
+        self._default_sandbox = sandbox
         self._policy: Policy | None = None
         self._pulled: set[str] = set()
         self._withdrawn: dict[str, str] = {}
@@ -131,7 +139,7 @@ class Registry:
             name = getattr(plugin, "PLUGIN_NAME", None) or getattr(plugin, "__name__", "plugin")
             self._register(plugin, name.rsplit(".", 1)[-1], "(registered in code)", "")
         self._collect_manifests()
-        for path in domain_file_paths(domain_files):
+        for path in domain_file_paths(self.options["domain_files"]):
             self._load_domain_file(path)
 
     # -- loading ---------------------------------------------------------------------------
@@ -312,17 +320,65 @@ class Registry:
         with self._lock:
             if domain_id not in self._domains:
                 with boundary(PluginError, f"factory {manifest.data['factory']} of {domain_id}"):
-                    self._domains[domain_id] = load_object(manifest.data["factory"])(manifest)
+                    domain = load_object(manifest.data["factory"])(manifest)
+                domain.registry = self
+                self._domains[domain_id] = domain
             return self._domains[domain_id]
+
+    # -- services --------------------------------------------------------------------------
 
     def verifier_refs(self) -> dict[str, str]:
         """Every named verifier: ``{name: "module:attr"}``; plugins override the built-ins."""
-        if self._verifiers is None:
+        if self._verifier_refs is None:
+            with boundary(PluginError, "rlhub_verifiers()"):
+                results = self.pm.hook.rlhub_verifiers()
             refs: dict[str, str] = {}
-            for result in reversed(self.pm.hook.rlhub_verifiers()):  # later = higher priority
+            for result in reversed(results):  # later = higher priority
                 refs.update(result)
-            self._verifiers = refs
-        return self._verifiers
+            self._verifier_refs = refs
+        return self._verifier_refs
+
+    def verifier(self, name: str, options: dict[str, Any] | None = None) -> Any:
+        """The named verifier ``name`` with ``options``, built once per registry."""
+        if self._verifiers is None:
+            from rlhub.verifiers import Verifiers
+
+            self._verifiers = Verifiers(self.verifier_refs, self)
+        return self._verifiers.get(name, options)
+
+    @property
+    def sandboxes(self) -> Sandboxes:
+        """This registry's sandbox backends (:class:`rlhub.sandbox.Sandboxes`)."""
+        with self._services_lock:
+            if self._sandboxes is None:
+                from rlhub.sandbox import Sandboxes
+
+                self._sandboxes = Sandboxes(self._make_sandbox, lambda: ["docker", "local", "ray"],
+                                            self._default_sandbox)
+            return self._sandboxes
+
+    def sandbox(self, name: str | None = None, **options: Any) -> Backend:
+        """The sandbox backend ``name`` (default: this registry's), started on first use."""
+        return self.sandboxes.get(name, **options)
+
+    def _make_sandbox(self, name: str, options: dict[str, Any]) -> Backend | None:
+        from rlhub.errors import SandboxError
+
+        with boundary(SandboxError, f"rlhub_make_sandbox(backend={name!r})"):
+            return self.pm.hook.rlhub_make_sandbox(backend=name, options=options)
+
+    def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
+        """The provenance record of a domain (:func:`rlhub.provenance.domain_provenance`)."""
+        from rlhub.provenance import domain_provenance
+
+        if isinstance(manifest, str):
+            manifest = self.manifest(manifest)
+        return domain_provenance(manifest, self.verifier_refs())
+
+    def close(self) -> None:
+        """Stop the sandbox backends this registry started."""
+        if self._sandboxes is not None:
+            self._sandboxes.close()
 
 
 _default: Registry | None = None
@@ -330,7 +386,11 @@ _default_lock = threading.Lock()
 
 
 def registry(**kwargs: Any) -> Registry:
-    """The process-wide registry, discovered on first call; ``reset()`` forgets it."""
+    """The process-wide registry, discovered on first call; ``reset()`` forgets it.
+
+    For entry points only (the CLI, the pytest plugin, a process started by another tool):
+    everything else receives the registry it works with.
+    """
     global _default
     with _default_lock:
         if _default is None or kwargs:

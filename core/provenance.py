@@ -1,6 +1,6 @@
 """Provenance: content hashes that pin exactly which code and data produced a reward.
 
-``domain_provenance(manifest)`` is what every lock records for a domain (trajectories store the
+``domain_provenance(manifest, verifiers)`` is what every lock records for a domain (trajectories store the
 same hashes, see ``rlhub.store.trajectory_provenance``): its id and version, the plugin's
 distribution and version, ``verifier_code_hash`` and ``libraries``.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def sha256_json(value: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _verifier_modules(spec: Any, refs: dict[str, str]) -> list[str]:
+def _verifier_modules(spec: Any, refs: Mapping[str, str]) -> list[str]:
     """The modules of a named verifier and, for a composite, of each of its parts."""
     if not isinstance(spec, dict) or spec.get("name") not in refs:
         return []
@@ -52,19 +53,19 @@ def _verifier_modules(spec: Any, refs: dict[str, str]) -> list[str]:
     return modules
 
 
-def code_roots(manifest: Manifest) -> list[str]:
-    """The modules that decide this domain's rewards: its factory's and its verifiers'."""
-    from rlhub.plugins import registry
+def code_roots(manifest: Manifest, verifiers: Mapping[str, str]) -> list[str]:
+    """The modules that decide this domain's rewards: its factory's and its verifiers'.
 
-    refs = registry().verifier_refs() if manifest.data.get("verifier") else {}
+    :param verifiers: The registry's named verifiers (``registry.verifier_refs()``).
+    """
     factory = manifest.data["factory"].partition(":")[0]
-    return sorted({factory, *_verifier_modules(manifest.data.get("verifier"), refs)})
+    return sorted({factory, *_verifier_modules(manifest.data.get("verifier"), verifiers)})
 
 
-def verifier_code_hash(manifest: Manifest) -> str:
+def verifier_code_hash(manifest: Manifest, verifiers: Mapping[str, str]) -> str:
     """sha256 over the sources that decide this domain's rewards (see the module docstring)."""
     sources: dict[str, str] = {}
-    for root in code_roots(manifest):
+    for root in code_roots(manifest, verifiers):
         sources.update(sourcegraph.closure(root))
     parts = [manifest.data["factory"], *(f"{m}={h}" for m, h in sorted(sources.items()))]
     parts += [f"{name}=={version}" for name, version in source_versions(manifest).items()]
@@ -77,11 +78,11 @@ def verifier_code_hash(manifest: Manifest) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-def scoring_libraries(manifest: Manifest) -> dict[str, str]:
+def scoring_libraries(manifest: Manifest, verifiers: Mapping[str, str]) -> dict[str, str]:
     """``{distribution: version}`` of the third-party libraries that code imports."""
     own = frozenset({manifest.distribution})
     out: dict[str, str] = {}
-    for root in code_roots(manifest):
+    for root in code_roots(manifest, verifiers):
         out.update(sourcegraph.libraries(root, own))
     return dict(sorted(out.items()))
 
@@ -98,7 +99,7 @@ def source_versions(manifest: Manifest) -> dict[str, str]:
     return {name: distribution_version(name) for name in sorted(manifest.data.get("requires", {}))}
 
 
-def domain_provenance(manifest: Manifest) -> dict[str, Any]:
+def domain_provenance(manifest: Manifest, verifiers: Mapping[str, str]) -> dict[str, Any]:
     """The record that pins one domain: ids, versions and the verifier code hash.
 
     A domain whose manifest ``requires`` other distributions also records ``source_versions``;
@@ -114,8 +115,8 @@ def domain_provenance(manifest: Manifest) -> dict[str, Any]:
         "distribution": manifest.distribution,
         "distribution_version": distribution_version(manifest.distribution),
         "manifest_hash": sha256_json(manifest.data),
-        "verifier_code_hash": verifier_code_hash(manifest),
-        "libraries": scoring_libraries(manifest),
+        "verifier_code_hash": verifier_code_hash(manifest, verifiers),
+        "libraries": scoring_libraries(manifest, verifiers),
     }
     if manifest.data.get("requires"):
         record["source_versions"] = source_versions(manifest)

@@ -139,14 +139,11 @@ def build_bundle(
     target: str,
     out_dir: str | os.PathLike[str],
     *,
-    registry: Registry | None = None,
+    registry: Registry,
     options: BuildOptions = BuildOptions(),
 ) -> Bundle:
-    """Build the bundle of ``target`` (domain id, glob or plugin name) in the empty ``out_dir``."""
-    if registry is None:
-        from rlhub.plugins import registry as default_registry
-
-        registry = default_registry()
+    """Build the bundle of ``target`` (domain id, glob or plugin name of ``registry``) in the
+    empty ``out_dir``."""
     root = Path(out_dir)
     if root.exists() and any(root.iterdir()):
         raise HubError(f"bundle folder {root}: expected an empty folder, found files in it")
@@ -196,7 +193,7 @@ def _code_line(wheels: list[dict[str, Any]], domain_files: list[str]) -> str:
 def _domain_entry(
     writer: _Writer, registry: Registry, manifest: Manifest, options: BuildOptions
 ) -> dict[str, Any]:
-    entry = domain_record(manifest)
+    entry = domain_record(manifest, registry)
     name = slug(manifest.id)
     entry["manifest"] = writer.add_bytes(
         f"manifests/{name}.json",

@@ -15,7 +15,7 @@ is the sha256 of the lock's canonical JSON (sorted keys, no spaces) without its 
   (:mod:`rlhub.hub.bundle`); it also lists the sha256 of each file, and its lock hash is the
   bundle's id.
 
-A domain record is :func:`rlhub.provenance.domain_provenance` made portable, so that a lock
+A domain record is :func:`rlhub.provenance.domain_provenance` (``registry.provenance``) made portable, so that a lock
 written on one machine checks on another: a data-only domain's distribution is named by its file
 name, not its absolute path, and its manifest hash leaves out the folder the file sits in; a
 ``sandbox.dockerfile`` path is replaced by the sha256 of the Dockerfile it names.
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlhub.hub.errors import HubError
 from rlhub.manifest import Manifest
-from rlhub.provenance import domain_provenance, sha256_file, sha256_json
+from rlhub.provenance import sha256_file, sha256_json
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry
@@ -73,9 +73,9 @@ def portable_manifest(manifest: Manifest) -> dict[str, Any]:
     return data
 
 
-def domain_record(manifest: Manifest) -> dict[str, Any]:
-    """The portable provenance record of one domain, as locks store it."""
-    record = domain_provenance(manifest)
+def domain_record(manifest: Manifest, registry: Registry) -> dict[str, Any]:
+    """The portable provenance record of one domain of ``registry``, as locks store it."""
+    record = registry.provenance(manifest)
     record["manifest_hash"] = sha256_json(portable_manifest(manifest))
     if manifest.source:
         record["distribution"] = f"domain file {Path(manifest.source).name}"
@@ -101,7 +101,7 @@ def mixture_lock(
             "config": config,
         },
         "plugins": plugin_versions(registry, manifests),
-        "domains": {m.id: domain_record(m) for m in manifests},
+        "domains": {m.id: domain_record(m, registry) for m in manifests},
     }
     return seal(lock)
 
@@ -176,7 +176,7 @@ def diff_domains(locked: dict[str, Any], registry: Registry) -> list[str]:
                 f"{source}; install that plugin or `rlhub pull` the environment)"
             )
             continue
-        have = domain_record(registry.manifest(domain_id))
+        have = domain_record(registry.manifest(domain_id), registry)
         for field in COMPARED:
             if want.get(field) != have.get(field):
                 problems.append(

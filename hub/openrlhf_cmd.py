@@ -31,9 +31,12 @@ import subprocess
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import TrainerError
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 #: ``algo:`` names → ``--algo.advantage.estimator`` values of 0.11.2.
 ALGORITHMS = {
@@ -237,8 +240,9 @@ class OpenRLHFTrainer:
     the job to completion, and stops the server it started.
     """
 
-    def __init__(self, config: dict[str, Any]):
+    def __init__(self, config: dict[str, Any], registry: Registry):
         self.config = load_config(config)
+        self.registry = registry
         self.out = Path(self.config.get("out") or "runs/openrlhf")
         self.submit = bool(self.config.get("submit"))
 
@@ -259,28 +263,27 @@ class OpenRLHFTrainer:
     def _export(self) -> tuple[str, str | None, dict[str, int]]:
         from rlhub.hub.export import export_tasks, stochastic_domains, write_jsonl
         from rlhub.labels import load_key
-        from rlhub.plugins import registry
 
+        registry = self.registry
         data = self.config.get("data") or {}
         mixture = mixture_file(self.config, self.out)
         key = load_key(self._server().get("label_key_file"))
-        tasks, counts = export_tasks(mixture, int(data.get("n", 10_000)), registry())
+        tasks, counts = export_tasks(mixture, int(data.get("n", 10_000)), registry)
         dataset = str(self.out / "prompts.jsonl")
-        write_jsonl(dataset, tasks, "train", key, stochastic_domains(tasks, registry()))
+        write_jsonl(dataset, tasks, "train", key, stochastic_domains(tasks, registry))
         eval_dataset = None
         if int(data.get("eval_n", 0)):
-            held, _ = export_tasks(mixture, int(data["eval_n"]), registry(),
+            held, _ = export_tasks(mixture, int(data["eval_n"]), registry,
                                    split=str(data.get("eval_split", "test")))
             eval_dataset = str(self.out / "eval.jsonl")
-            write_jsonl(eval_dataset, held, "eval", key, stochastic_domains(held, registry()))
+            write_jsonl(eval_dataset, held, "eval", key, stochastic_domains(held, registry))
         return dataset, eval_dataset, counts
 
     def _domains(self) -> set[str]:
-        from rlhub.plugins import registry
         from rlhub.scheduler import Scheduler
 
         return set(Scheduler.from_config(mixture_file(self.config, self.out),
-                                         registry()).weights())
+                                         self.registry).weights())
 
     def _server(self) -> dict[str, Any]:
         server = dict(self.config.get("server") or {})

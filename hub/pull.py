@@ -96,7 +96,8 @@ def pull(
     :param registry: What is installed now, to refuse a bundle that declares a domain another
         source provides (default: a fresh discovery).
     """
-    from rlhub.plugins import Registry, reset, rlhub_home
+    from rlhub.home import rlhub_home
+    from rlhub.plugins import Registry
 
     parsed = parse_ref(ref)
     pins = Pins(options.project_lock) if options.project_lock is not None else None
@@ -115,7 +116,6 @@ def pull(
     if pins is not None:
         pins.record(parsed, {"resolved": fetched.resolved, "bundle": bundle.id,
                              "name": bundle.name, "trusted": options.trust_remote_code})
-    reset()  # the next registry() rediscovers, and sees the new domains
     return PullResult(bundle.name, bundle.id, str(target), parsed.url, fetched.revision,
                       fetched.resolved, sorted(bundle.lock["domains"]),
                       _registered(bundle, target, wheels), wheels, replaced,

@@ -518,15 +518,11 @@ def _int(body: dict[str, Any], key: str, default: int, lo: int | None = None,
 # -- the app -----------------------------------------------------------------------------------
 
 
-def create_app(config: ServerConfig | None = None, registry: Any = None) -> Any:
-    """The FastAPI app; the pool starts with the app's lifespan and stops with it."""
+def create_app(config: ServerConfig, registry: Any) -> Any:
+    """The FastAPI app serving ``registry``'s domains; the pool starts with the app's lifespan
+    and stops with it."""
     from fastapi import FastAPI
 
-    config = config or ServerConfig()
-    if registry is None:
-        from rlhub.plugins import registry as default_registry
-
-        registry = default_registry()
     hub = Hub(config, registry)
 
     @contextlib.asynccontextmanager
@@ -638,15 +634,16 @@ async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int
         return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def run(config: ServerConfig, ready: Callable[[str, dict[str, Any]], None] | None = None) -> None:
-    """Serve until SIGTERM or SIGINT (``rlhub serve``), then exit within the shutdown grace;
-    ``ready(url, pool info)`` once it listens.
+def run(config: ServerConfig, registry: Any,
+        ready: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+    """Serve ``registry``'s domains until SIGTERM or SIGINT (``rlhub serve``), then exit within
+    the shutdown grace; ``ready(url, pool info)`` once it listens.
 
     A pool that could not start (no Ray actor up in time, say) is raised here, after uvicorn
     gave up, so the command exits with its message."""
     from rlhub.serving import serve
 
-    app = create_app(config)
+    app = create_app(config, registry)
     hub = app.state.hub
 
     def listening(url: str) -> None:

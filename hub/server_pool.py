@@ -170,14 +170,17 @@ class ThreadPool:
 
 
 class VerifierActor:
-    """A Ray actor holding a registry and the episodes started on it (decorated lazily)."""
+    """A Ray actor holding a registry and the episodes started on it (decorated lazily).
+
+    ``options`` are those the server's registry was built with (``Registry.options``), so the
+    actor discovers the same domains."""
 
     MAX_EPISODES = 100_000
 
-    def __init__(self) -> None:
-        from rlhub.plugins import registry
+    def __init__(self, options: dict[str, Any]) -> None:
+        from rlhub.plugins import Registry
 
-        self.registry = registry()
+        self.registry = Registry(**options)
         self.episodes: OrderedDict[str, EpisodeRunner] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -241,7 +244,8 @@ class RayPool:
     MAX_DEFAULT = 32
 
     def __init__(self, address: str, workers: int | None, threads: int = 8,
-                 num_cpus: float = 1.0, start_timeout_s: float = 120.0):
+                 num_cpus: float = 1.0, start_timeout_s: float = 120.0,
+                 registry_options: dict[str, Any] | None = None):
         import ray
 
         self.temp_dir: str | None = None
@@ -252,6 +256,7 @@ class RayPool:
         self.factory = ray.remote(max_concurrency=max(1, threads))(VerifierActor).options(
             num_cpus=num_cpus, scheduling_strategy="SPREAD", runtime_env={"env_vars": env})
         self.threads, self.num_cpus, self.start_timeout_s = threads, num_cpus, start_timeout_s
+        self.registry_options = dict(registry_options or {})
         self.size = max(1, workers) if workers else self.cluster_size(ray, num_cpus)
         self.live: list[Slot] = []
         self.pending: dict[Any, Any] = {}  # an actor's first info() call -> the actor
@@ -280,7 +285,7 @@ class RayPool:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
 
     def _spawn(self) -> None:
-        actor = self.factory.remote()
+        actor = self.factory.remote(self.registry_options)
         with self.lock:
             self.pending[actor.info.remote()] = actor
 
@@ -429,5 +434,6 @@ def make_pool(registry: Any, workers: int | None, ray_address: str | None = None
     """The pool for ``rlhub serve``'s options: Ray actors with ``--ray`` (``workers`` None: sized
     from the cluster), else ``workers`` threads (None: 4 per CPU, at most 32)."""
     if ray_address:
-        return RayPool(ray_address, workers, threads, ray_actor_cpus, ray_start_timeout_s)
+        return RayPool(ray_address, workers, threads, ray_actor_cpus, ray_start_timeout_s,
+                       registry.options)
     return ThreadPool(registry, workers or min(32, 4 * (os.cpu_count() or 1)))

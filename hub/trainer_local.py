@@ -31,10 +31,13 @@ import time
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import TrainerError
 from rlhub.hub.trainer_config import TrainConfig, load_train_config
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 SUMMARY = "summary.json"
 
@@ -43,7 +46,7 @@ class LocalTrainer:
     """``run()`` trains and returns the summary (also written to ``RUN_DIR/summary.json``)."""
 
     def __init__(self, config: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str],
-                 *, registry: Any = None, progress: Any = None, lock_hash: str | None = None):
+                 *, registry: Registry, progress: Any = None, lock_hash: str | None = None):
         self.mixture, self.cfg = load_train_config(config)
         self.out = Path(out)
         self.registry = registry
@@ -92,8 +95,9 @@ def _quiet_known_warnings() -> None:
 CLI_KEYS = ("out", "config_path", "base_dir", "submit", "locked", "lock_hash", "backend")
 
 
-def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
-    """What ``rlhub_make_trainer(backend="local", config)`` returns.
+def make_local_trainer(config: dict[str, Any], registry: Registry, **options: Any
+                       ) -> LocalTrainer:
+    """What ``rlhub_make_trainer(backend="local", config, registry)`` returns.
 
     ``config`` is the training config mapping plus the keys ``rlhub train`` adds (``out`` is
     required: the run folder).
@@ -103,7 +107,8 @@ def make_local_trainer(config: dict[str, Any], **options: Any) -> LocalTrainer:
     if not out:
         raise TrainerError("local trainer: expected a run folder (--out RUN_DIR, or `out:` in "
                            "the config), found none")
-    return LocalTrainer(data, out, lock_hash=config.get("lock_hash"), **options)
+    return LocalTrainer(data, out, registry=registry, lock_hash=config.get("lock_hash"),
+                        **options)
 
 
 def config_signature(cfg: TrainConfig) -> dict[str, Any]:

@@ -33,7 +33,6 @@ class Session:
 
     def __init__(self, owner: Any, cfg: TrainConfig):
         from rlhub.monitor import Monitor
-        from rlhub.plugins import registry as default_registry
         from rlhub.policy.tiny import load_tiny
         from rlhub.scheduler import Scheduler
         from rlhub.store import TrajectoryStore
@@ -42,7 +41,7 @@ class Session:
         torch.set_num_threads(max(1, cfg.threads))
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.registry = owner.registry or default_registry()
+        self.registry = owner.registry
         self.scheduler = Scheduler.from_config(owner.mixture, self.registry)
         self.ids = list(self.scheduler.weights())
         self.domains = {d: self.registry.get(d) for d in self.ids}

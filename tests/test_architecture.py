@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"core": 0, "hub": 1, "cli": 2}  # a layer imports only from layers below or its own
-MODULE_REF = re.compile(r"^rlhub(\.\w+)+(:[\w.]+)?$")
+MODULE_REF = re.compile(r"^rlhub(\.\w+)+:[\w.]+$")  # a lazy "module:attr" reference
 
 
 @dataclass(frozen=True)
@@ -90,14 +90,34 @@ def imports(module: str, path: Path, known: set[str]) -> list[Edge]:
 
 
 def string_refs(module: str, path: Path) -> list[Edge]:
-    """``"rlhub.x.y:attr"`` strings outside docstrings: imports made by name."""
+    """``"rlhub.x.y:attr"`` strings outside docstrings: imports made by name (a factory, a
+    verifier, a backend named in a hook's answer)."""
     tree = ast.parse(path.read_text(), str(path))
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
             and n.body and isinstance(n.body[0], ast.Expr)}
     return [Edge(module, node.value.partition(":")[0], node.lineno) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in docs and MODULE_REF.match(node.value)]
+            and id(node) not in docs and MODULE_REF.match(node.value)
+            and node.value.partition(":")[0] != module]
+
+
+# Entry points: the only modules that may look the process registry up (``rlhub.registry()``).
+ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.hub.bridges.verifiers_env")
+
+
+def registry_lookups(module: str, path: Path) -> list[str]:
+    """Where ``module`` imports or calls the process-wide ``registry()``."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("rlhub", "rlhub.plugins") \
+                and any(a.name == "registry" for a in node.names):
+            found.append(f"{module} line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and node.attr == "registry" \
+                and isinstance(node.value, ast.Name) and node.value.id in ("rlhub", "plugins"):
+            found.append(f"{module} line {node.lineno}")
+    return found
 
 
 def graph() -> list[Edge]:
@@ -182,6 +202,13 @@ def test_no_module_takes_part_in_an_import_cycle():
     found = cycles(graph())
     assert [c for c in found if KNOWN_CORE_CYCLE not in c] == KNOWN_CYCLES
     assert len([c for c in found if KNOWN_CORE_CYCLE in c]) == 1
+
+
+def test_only_entry_points_look_up_the_process_registry():
+    found = [hit for name, path in modules().items()
+             if name != "rlhub" and not name.startswith(ENTRY_POINTS)
+             for hit in registry_lookups(name, path)]
+    assert found == []
 
 
 def test_the_walker_sees_imports_inside_functions_and_by_name(tmp_path):

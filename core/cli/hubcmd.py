@@ -85,9 +85,11 @@ def pull(
     """Download an environment, verify every hash, and install it under $RLHUB_HOME/envs."""
     from rlhub.hub.pull import PullOptions
     from rlhub.hub.pull import pull as do_pull
+    from rlhub.plugins import reset
 
     options = PullOptions(trust_remote_code, update, expect_lock, project_lock)
     result = do_pull(ref, options, registry=get_registry())
+    reset()  # the next registry() rediscovers, and sees the new domains
     if json_out:
         emit_json(result.to_dict())
         return

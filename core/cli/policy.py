@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rlhub.cli.common import emit_jsonl, handle_errors, json_object
+from rlhub.cli.common import emit_jsonl, get_registry, handle_errors, json_object
 
 policy_app = typer.Typer(help="Policies: serve a model behind an OpenAI-compatible API.",
                          no_args_is_help=True)
@@ -40,5 +40,5 @@ def serve(
         if json_out:
             emit_jsonl({"url": url, "api_root": f"{url}/v1", "spec": spec})
 
-    run_server(spec, host=host, port=port, model_name=model_name, options=opts,
+    run_server(spec, get_registry(), host=host, port=port, model_name=model_name, options=opts,
                log_level=log_level, ready=ready)

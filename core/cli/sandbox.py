@@ -8,9 +8,8 @@ from pathlib import Path
 
 import typer
 
-from rlhub.cli.common import JsonOpt, emit_json, fail, handle_errors
+from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
 
-BACKENDS = ("local", "docker", "ray")
 LANGUAGE_OF_SUFFIX = {
     ".py": "python",
     ".sh": "bash",
@@ -58,10 +57,11 @@ def exec_file(
     json_out: bool = JsonOpt,
 ) -> None:
     """Run FILE in a sandbox and print its result."""
-    from rlhub.sandbox import ExecRequest, Limits, close_all, get_backend
+    from rlhub.sandbox import ExecRequest, Limits
 
-    if backend not in BACKENDS:
-        fail(f"--backend: expected one of {list(BACKENDS)}, found {backend!r}")
+    registry = get_registry()
+    if backend not in registry.sandboxes.names():
+        fail(f"--backend: expected one of {registry.sandboxes.names()}, found {backend!r}")
     language = language or LANGUAGE_OF_SUFFIX.get(file.suffix)
     if language is None:
         fail(f"cannot tell the language of {file.name!r} from its suffix; pass --language")
@@ -81,9 +81,9 @@ def exec_file(
         libraries=list(library or []),
     )
     try:
-        result = get_backend(backend).run(request)
+        result = registry.sandbox(backend).run(request)
     finally:
-        close_all()
+        registry.close()
     if json_out:
         emit_json(result.to_dict())
     else:
@@ -111,19 +111,19 @@ def info(
 ) -> None:
     """Say which protections each sandbox backend has in force on this machine."""
     from rlhub.errors import RlhubError
-    from rlhub.sandbox import close_all, get_backend
     from rlhub.sandbox.channel import PROTECTION_NOTES
 
+    registry = get_registry()
     reports = []
     for name in backend or ["local", "docker"]:
         try:
-            report = get_backend(name).info()
+            report = registry.sandbox(name).info()
             names = [*report["active"], *report["missing"]]
             report["notes"] = {p: PROTECTION_NOTES.get(p, "") for p in names}
             reports.append(report)
         except RlhubError as exc:
             reports.append({"backend": name, "available": False, "error": str(exc)})
-    close_all()
+    registry.close()
     if json_out:
         emit_json(reports)
         return

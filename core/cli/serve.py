@@ -76,7 +76,6 @@ def serve(
     config.workers = workers
     if strip_token:
         config.strip_tokens = tuple(strip_token)
-    get_registry()  # honour the root --domains-file/--block options before the app builds
 
     def ready(url: str, pool: dict[str, Any]) -> None:
         size = (f"{pool.get('live')} of {pool.get('workers')} Ray actors up, the rest as the "
@@ -86,7 +85,7 @@ def serve(
             emit_jsonl({"url": url, "get_reward": f"{url}/get_reward", "health": f"{url}/health",
                         "pool": pool})
 
-    run(config, ready)
+    run(config, get_registry(), ready)
 
 
 @handle_errors

@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
+from rlhub.errors import TrainerError, boundary
 
 BACKENDS = ("local", "openrlhf")
 
@@ -80,7 +81,10 @@ def train(
     if locked:
         config["lock_hash"] = check_lock(locked, config, config_path)
     backend = backend or str(config.get("backend", "local"))
-    trainer = get_registry().pm.hook.rlhub_make_trainer(backend=backend, config=config)
+    registry = get_registry()
+    with boundary(TrainerError, f"rlhub_make_trainer(backend={backend!r})"):
+        trainer = registry.pm.hook.rlhub_make_trainer(backend=backend, config=config,
+                                                      registry=registry)
     if trainer is None:
         from rlhub.errors import did_you_mean
 

@@ -10,10 +10,13 @@ Built-in spec kinds (answered last by ``rlhub_make_policy``, so plugins can add 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rlhub.errors import PolicyError
+from rlhub.errors import PolicyError, boundary
 from rlhub.policy.protocol import Generation, Policy, Sampling, generate_detailed, policy_info
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 KINDS = ("openai:BASE_URL#MODEL", "hf:PATH", "builtin:tiny")
 
@@ -21,13 +24,11 @@ __all__ = ["KINDS", "Generation", "Policy", "Sampling", "generate_detailed", "ma
            "make_policy", "policy_info"]
 
 
-def make_policy(spec: str, options: dict[str, Any] | None = None, *, registry: Any = None) -> Any:
-    """Build the policy for ``spec`` through the ``rlhub_make_policy`` hook."""
-    if registry is None:
-        from rlhub.plugins import registry as default_registry
-
-        registry = default_registry()
-    policy = registry.pm.hook.rlhub_make_policy(spec=spec, options=dict(options or {}))
+def make_policy(spec: str, options: dict[str, Any] | None = None, *,
+                registry: Registry) -> Policy:
+    """Build the policy for ``spec`` through ``registry``'s ``rlhub_make_policy`` hook."""
+    with boundary(PolicyError, f"rlhub_make_policy(spec={spec!r})"):
+        policy = registry.pm.hook.rlhub_make_policy(spec=spec, options=dict(options or {}))
     if policy is None:
         raise PolicyError(f"unknown policy spec {spec!r}: expected one of {', '.join(KINDS)}, "
                           "or a kind added by a plugin")

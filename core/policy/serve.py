@@ -120,15 +120,15 @@ def _events(completion: dict[str, Any]) -> Any:
     yield "data: [DONE]\n\n"
 
 
-def serve(spec: str, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,
+def serve(spec: str, registry: Any, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,
           options: dict[str, Any] | None = None, log_level: str = "warning",
           ready: Any = None) -> None:
-    """Build the policy for ``spec`` and serve it until interrupted; ``ready(url)`` once it
+    """Build the policy for ``spec`` (through ``registry``) and serve it until interrupted; ``ready(url)`` once it
     listens (``port`` 0 takes any free port)."""
     from rlhub import serving
     from rlhub.policy import make_policy
 
-    policy = make_policy(spec, options or {})
+    policy = make_policy(spec, options or {}, registry=registry)
     name = model_name or spec.split("#")[-1].split(":")[-1].rstrip("/").rsplit("/", 1)[-1]
     if not serving.serve(make_app(policy, name), host=host, port=port, ready=ready,
                          log_level=log_level):

@@ -101,7 +101,7 @@ def build_tiny(path: str | os.PathLike[str], *, seed: int = 0, **config: Any) ->
 
 def default_dir(seed: int = 0) -> Path:
     """Where ``builtin:tiny`` keeps its model: ``$RLHUB_HOME/models/tiny-v1-seed<seed>``."""
-    from rlhub.plugins import rlhub_home
+    from rlhub.home import rlhub_home
 
     return rlhub_home() / "models" / f"tiny-v{TINY_VERSION}-seed{seed}"
 

@@ -1,15 +1,16 @@
 """Sandboxed code execution: one request/result API over several backends.
 
-``run(request)`` executes one :class:`ExecRequest` and returns an :class:`ExecResult`;
-``run_batch(requests)`` is the async batch form. Backends come from the ``rlhub_make_sandbox``
-hook; ``local`` is the embedded default.
+A backend's ``run(request)`` executes one :class:`ExecRequest` and returns an
+:class:`ExecResult`; ``run_batch(requests)`` is the async batch form. Backends come from the
+``rlhub_make_sandbox`` hook, each started once per registry (:class:`Sandboxes`, reached as
+``registry.sandbox(name)``); ``local`` is the embedded default.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -100,53 +101,63 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-_backends: dict[str, Backend] = {}
-_lock = threading.Lock()
-
-
 def default_backend_name() -> str:
     return os.environ.get("RLHUB_SANDBOX", "local")
 
 
-def get_backend(name: str | None = None, **options: Any) -> Backend:
-    """The process-wide backend ``name`` (default ``$RLHUB_SANDBOX`` or ``local``), started once."""
-    from rlhub.plugins import registry
+class Sandboxes:
+    """The sandbox backends of one registry, by name, each started once on first use.
 
-    name = name or default_backend_name()
-    with _lock:
-        if name not in _backends:
-            backend = registry().pm.hook.rlhub_make_sandbox(backend=name, options=options)
-            if backend is None:
-                raise SandboxError(
-                    did_you_mean(
-                        name,
-                        ("local", "docker", "ray"),
-                        what="sandbox backend",
-                        listing="rlhub sandbox info",
-                    )
-                )
-            _backends[name] = backend
-        return _backends[name]
+    ``make(name, options)`` builds a backend (the registry asks the ``rlhub_make_sandbox`` hook)
+    and ``names()`` lists the names that can be built. ``default`` is the backend used when a
+    request names none: a name, a :class:`Backend` object (a test double, say), or None for
+    ``$RLHUB_SANDBOX`` (read at use), else ``local``. Backends started here stop on :meth:`close`.
+    """
 
+    def __init__(self, make: Callable[[str, dict[str, Any]], Backend | None],
+                 names: Callable[[], list[str]], default: str | Backend | None = None):
+        self._make, self._names = make, names
+        self._started: dict[str, Backend] = {}
+        self._lock = threading.Lock()
+        self.default: str | None = None
+        if isinstance(default, str) or default is None:
+            self.default = default
+        else:
+            self.default = default.name
+            self._started[default.name] = default
 
-def run(request: ExecRequest, backend: str | None = None) -> ExecResult:
-    """Run one job on ``backend``; infrastructure failures come back as ``infra_error``."""
-    try:
-        return get_backend(backend).run(request)
-    except SandboxError as exc:
-        return ExecResult("infra_error", None, "", "", 0.0, detail=str(exc))
+    def names(self) -> list[str]:
+        """Every backend name that can be started, sorted."""
+        return sorted({*self._names(), *self._started})
 
+    def get(self, name: str | None = None, **options: Any) -> Backend:
+        """The backend ``name`` (default: see the class docstring), started on first use with
+        ``options``; an unknown name raises :class:`SandboxError` with a did-you-mean."""
+        name = name or self.default or default_backend_name()
+        with self._lock:
+            if name not in self._started:
+                backend = self._make(name, options)
+                if backend is None:
+                    raise SandboxError(did_you_mean(name, self.names(), what="sandbox backend",
+                                                    listing="rlhub sandbox info"))
+                self._started[name] = backend
+            return self._started[name]
 
-async def run_batch(
-    requests: Sequence[ExecRequest], backend: str | None = None
-) -> list[ExecResult]:
-    """Run many jobs concurrently on ``backend``, results in request order."""
-    return await get_backend(backend).run_batch(requests)
+    def run(self, request: ExecRequest, name: str | None = None) -> ExecResult:
+        """Run one job; an infrastructure failure comes back as ``infra_error``."""
+        try:
+            return self.get(name).run(request)
+        except SandboxError as exc:
+            return ExecResult("infra_error", None, "", "", 0.0, detail=str(exc))
 
+    async def run_batch(self, requests: Sequence[ExecRequest],
+                        name: str | None = None) -> list[ExecResult]:
+        """Run many jobs concurrently, results in request order."""
+        return await self.get(name).run_batch(requests)
 
-def close_all() -> None:
-    """Stop every started backend (pools, containers, actors)."""
-    with _lock:
-        for backend in _backends.values():
+    def close(self) -> None:
+        """Stop every backend started here (pools, containers, actors)."""
+        with self._lock:
+            started, self._started = list(self._started.values()), {}
+        for backend in started:
             backend.close()
-        _backends.clear()

@@ -63,13 +63,16 @@ class Scheduler:
         """Validate a mixture and build its scheduler through the ``rlhub_make_scheduler`` hook.
 
         :param source: A mixture file or dict (see :mod:`rlhub.mixture`).
-        :param registry: Expands globs and serves tasks; None for names that are not registered
-            (the process-wide registry is then used by :meth:`sample` and for the hook).
+        :param registry: Expands globs, serves tasks and asks its plugins for the scheduler; None
+            for names that are not registered (a simulation: the built-in strategies only, and
+            no :meth:`sample`).
         """
         config = load_mixture(source, registry)
-        pm = (registry if registry is not None else _default_registry()).pm
-        with boundary(SchedulerError, "rlhub_make_scheduler"):
-            made = pm.hook.rlhub_make_scheduler(config=config, registry=registry)
+        if registry is None:
+            made = Scheduler(config) if config["strategy"] in BUILTIN_STRATEGIES else None
+        else:
+            with boundary(SchedulerError, "rlhub_make_scheduler"):
+                made = registry.pm.hook.rlhub_make_scheduler(config=config, registry=registry)
         if made is None:
             msg = did_you_mean(config["strategy"], BUILTIN_STRATEGIES, what="strategy",
                                listing="rlhub list")
@@ -153,7 +156,10 @@ class Scheduler:
         return source.sample(k, split=self.config["split"], seed=self.config["seed"], start=start)
 
     def _sampling_registry(self) -> Registry:
-        registry = self.registry if self.registry is not None else _default_registry()
+        registry = self.registry
+        if registry is None:
+            raise SchedulerError("cannot sample tasks: this scheduler was built without a "
+                                 "registry; pass one to Scheduler.from_config(config, registry)")
         if self._checked_registry is not registry:
             for domain in self.ids:
                 try:
@@ -303,8 +309,3 @@ def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) < 120 else text[:117] + "..."
 
-
-def _default_registry() -> Registry:
-    from rlhub.plugins import registry
-
-    return registry()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub.domain import Domain
+from rlhub.errors import RlhubError
 from rlhub.task import Score, Task
 from rlhub.testing.probes import PROBE_CLASSES, ProbeReport
 
@@ -140,14 +141,15 @@ def _fingerprint_tasks(domain: Domain) -> list[Task]:
 _CHILD_PRINTS: dict[str, str] = {}
 
 
-def _child_fingerprints(ids: Sequence[str]) -> dict[str, str]:
-    """Fingerprints of ``ids`` computed in a fresh interpreter with a different hash seed."""
+def _child_fingerprints(ids: Sequence[str], domain_files: Sequence[str]) -> dict[str, str]:
+    """Fingerprints of ``ids`` computed in a fresh interpreter with a different hash seed, whose
+    registry also discovers ``domain_files``."""
     missing = [i for i in ids if i not in _CHILD_PRINTS]
     if missing:
         env = {**os.environ, "PYTHONHASHSEED": str(random.Random().randrange(1, 2**31))}
         code = ("import json,sys; from rlhub.testing import _fingerprints_main; "
                 "_fingerprints_main(*map(json.loads, sys.argv[1:3]), sys.argv[3])")
-        files = [str(p) for p in _registry_files()]
+        files = list(domain_files)
         with tempfile.TemporaryDirectory() as tmp:
             result = os.path.join(tmp, "prints.json")
             out = subprocess.run([sys.executable, "-c", code, json.dumps(missing),
@@ -160,16 +162,19 @@ def _child_fingerprints(ids: Sequence[str]) -> dict[str, str]:
     return {i: _CHILD_PRINTS.get(i, "") for i in ids}
 
 
-def _registry_files() -> list[str]:
-    from rlhub.plugins import registry
-
-    return sorted({m.source for m in registry().manifests.values() if m.source})
+def _domain_files(domain: Domain) -> list[str]:
+    """The data-only domain files of the registry that built ``domain`` (none without one)."""
+    try:
+        registry = domain.registry
+    except RlhubError:
+        return []
+    return sorted({m.source for m in registry.manifests.values() if m.source})
 
 
 def _fingerprints_main(ids: list[str], domain_files: list[str], result: str) -> None:
-    from rlhub.plugins import registry
+    from rlhub.plugins import Registry
 
-    reg = registry(domain_files=domain_files) if domain_files else registry()
+    reg = Registry(domain_files=domain_files)
     prints = {}
     for domain_id in ids:
         try:
@@ -190,7 +195,8 @@ def check_determinism(domain: Domain, *, across_processes: bool = True,
         return [f"{domain.id}: sampling is not deterministic: the same (split, seed, index) gave "
                 "different tasks on two calls"]
     if across_processes:
-        other = _child_fingerprints(list(dict.fromkeys([domain.id, *batch])))[domain.id]
+        ids = list(dict.fromkeys([domain.id, *batch]))
+        other = _child_fingerprints(ids, _domain_files(domain))[domain.id]
         if other != first:
             return [f"{domain.id}: sampling is not deterministic across processes: a fresh "
                     "interpreter gave different tasks for the same (split, seed, index)"]

@@ -1,9 +1,11 @@
 """pytest plugin shipped with rlhub (entry point ``pytest11``): fixtures for plugin authors.
 
-* ``rlhub_hub(plugins=[...], domain_files=[...])`` builds an isolated registry (no autoloaded
-  plugins unless ``autoload=True``) and installs it as the process registry for the test.
-* ``rlhub_sandbox(handler)`` installs a sandbox double whose ``run`` calls ``handler(request)``
-  and returns its ExecResult, as the default backend for the test.
+* ``rlhub_hub(plugins=[...], domain_files=[...], sandbox=...)`` builds an isolated registry (no
+  autoloaded plugins unless ``autoload=True``) for the test to pass to what it tests; its sandbox
+  backends stop after the test.
+* ``rlhub_sandbox(handler)`` makes a sandbox double whose ``run`` calls ``handler(request)`` and
+  returns its ExecResult; pass it as a registry's default backend (``rlhub_hub(sandbox=double)``),
+  the way httpx takes a ``MockTransport``.
 * ``RLHUB_REQUIRE`` turns skips into failures: ``all`` fails every skipped test (CI, where a
   missing Docker engine, Ray, OpenRLHF, chromium or moto must not pass as "skipped"), a
   comma-separated list of words fails the skips whose reason names one (``docker,chromium``).
@@ -72,19 +74,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.fixture
 def rlhub_hub() -> Iterator[Callable[..., Any]]:
-    from rlhub import plugins
+    from rlhub.plugins import Registry
 
-    saved = plugins._default
+    made: list[Registry] = []
 
-    def make(*, plugins_: Sequence[object] = (), domain_files: Sequence[Any] = (),
-             autoload: bool = False, block: Sequence[str] = (), **kw: Any) -> Any:
-        reg = plugins.Registry(plugins=kw.pop("plugins", plugins_), domain_files=domain_files,
-                               autoload=autoload, block=block)
-        plugins._default = reg
-        return reg
+    def make(*, plugins: Sequence[object] = (), domain_files: Sequence[Any] = (),
+             autoload: bool = False, block: Sequence[str] = (), sandbox: Any = None) -> Registry:
+        made.append(Registry(plugins=plugins, domain_files=domain_files, autoload=autoload,
+                             block=block, sandbox=sandbox))
+        return made[-1]
 
     yield make
-    plugins._default = saved
+    for reg in made:
+        reg.close()
 
 
 class SandboxDouble:
@@ -95,6 +97,7 @@ class SandboxDouble:
     def __init__(self, handler: Callable[[Any], Any]):
         self.handler = handler
         self.requests: list[Any] = []
+        self.closed = False
 
     def run(self, request: Any) -> Any:
         self.requests.append(request)
@@ -107,17 +110,9 @@ class SandboxDouble:
         return {"backend": self.name, "active": [], "missing": ["everything: this is a test double"]}
 
     def close(self) -> None:
-        pass
+        self.closed = True
 
 
 @pytest.fixture
-def rlhub_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Any], Any]], Any]:
-    from rlhub import sandbox
-
-    def install(handler: Callable[[Any], Any]) -> SandboxDouble:
-        double = SandboxDouble(handler)
-        monkeypatch.setitem(sandbox._backends, "double", double)
-        monkeypatch.setenv("RLHUB_SANDBOX", "double")
-        return double
-
-    return install
+def rlhub_sandbox() -> Callable[[Callable[[Any], Any]], SandboxDouble]:
+    return SandboxDouble

@@ -1,5 +1,7 @@
 """Named reusable verifiers, looked up by name through the ``rlhub_verifiers`` hook.
 
+Each registry holds its own :class:`Verifiers` (``registry.verifier(name, options)``).
+
 A verifier class is built as ``cls(options)`` and judges with ``check(task, completion) ->
 Verdict``. The built-ins are those in :data:`BUILTIN` (``exact``, ``regex``, ``json-schema``,
 ``math``, ``python-tests``, ``judge``, ``reward-model``, ``composite``); plugins may add more, and a
@@ -9,10 +11,13 @@ plugin's verifier of the same name takes precedence.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+from collections.abc import Callable
 from typing import Any
 
 from rlhub.errors import VerifierError, boundary, did_you_mean
+from rlhub.refs import load_object
 
 BUILTIN = {
     "exact": "rlhub.verifiers.basic:Exact",
@@ -26,20 +31,33 @@ BUILTIN = {
 }
 
 
-@functools.lru_cache(maxsize=1024)
-def _make(name: str, options_json: str) -> Any:
-    from rlhub.plugins import load_object, registry
+class Verifiers:
+    """The named verifiers of one registry: ``refs`` maps a name to its class, and each
+    ``(name, options)`` is built once (the last 1024 kept).
 
-    refs = registry().verifier_refs()
-    if name not in refs:
-        raise VerifierError(did_you_mean(name, refs, what="verifier", listing="rlhub verifiers"))
-    with boundary(VerifierError, f"verifier {name!r}"):
-        return load_object(refs[name])(json.loads(options_json))
+    A class is called as ``cls(options)``, or ``cls(options, registry=registry)`` when it takes a
+    ``registry`` (a verifier that runs code in the sandbox or builds other verifiers).
+    """
 
+    def __init__(self, refs: Callable[[], dict[str, str]], registry: Any):
+        self._refs, self.registry = refs, registry
+        self._make = functools.lru_cache(maxsize=1024)(self._build)
 
-def make_verifier(name: str, options: dict[str, Any] | None = None) -> Any:
-    """Build (or reuse) the verifier ``name`` with ``options``; unknown names get a did-you-mean."""
-    return _make(name, json.dumps(options or {}, sort_keys=True))
+    def get(self, name: str, options: dict[str, Any] | None = None) -> Any:
+        """The verifier ``name`` built with ``options``; unknown names get a did-you-mean."""
+        return self._make(name, json.dumps(options or {}, sort_keys=True))
+
+    def _build(self, name: str, options_json: str) -> Any:
+        refs = self._refs()
+        if name not in refs:
+            raise VerifierError(did_you_mean(name, refs, what="verifier",
+                                             listing="rlhub verifiers"))
+        with boundary(VerifierError, f"verifier {name!r}"):
+            cls = load_object(refs[name])
+            options = json.loads(options_json)
+            if "registry" in inspect.signature(cls).parameters:
+                return cls(options, registry=self.registry)
+            return cls(options)
 
 
 # The reward a data-only domain gets when its file declares none, per built-in verifier.

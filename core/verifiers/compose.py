@@ -60,25 +60,21 @@ class Part:
         return cls(raw["name"], dict(raw.get("options") or {}), bool(raw.get("gate", False)),
                    bool(raw.get("require", True)), dict(raw.get("rename") or {}))
 
-    def build(self) -> Any:
-        from rlhub.verifiers import make_verifier
-
-        if self.verifier is None:
-            self.verifier = make_verifier(self.name, self.options)
-        return self.verifier
+    def build(self, registry: Any) -> None:
+        self.verifier = registry.verifier(self.name, self.options)
 
 
 class Composite:
     """Run parts in order with gates; merge their components (see the module docstring)."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], registry: Any):
         raw = options.get("parts")
         if not isinstance(raw, list) or not raw:
             raise VerifierError(f"composite: expected options.parts as a non-empty list, "
                                 f"found {raw!r}")
         self.parts = [Part.parse(i, p) for i, p in enumerate(raw)]
         for part in self.parts:
-            part.build()  # fail at construction on unknown names or bad options
+            part.build(registry)  # fail at construction on unknown names or bad options
 
     def check(self, task: Task, completion: str) -> Verdict:
         components: dict[str, float] = {}
@@ -87,7 +83,7 @@ class Composite:
         errors: list[str] = []
         passed, exec_result = True, None
         for index, part in enumerate(self.parts):
-            verdict = part.build().check(task, completion)
+            verdict = part.verifier.check(task, completion)
             self._merge(index, part, verdict, components, owner)
             if verdict.feedback:
                 feedback.append(verdict.feedback)

@@ -132,18 +132,20 @@ def tests_module(meta: dict[str, Any], answer: Any) -> str:
 class PythonTests:
     """See the module docstring.
 
-    Options: ``include_prompt``, ``limits``, ``backend``, ``call_timeout_s`` (per call of the
+    Jobs run on ``registry``'s sandbox backends. Options: ``include_prompt``, ``limits``,
+    ``backend`` (default: the registry's), ``call_timeout_s`` (per call of the
     candidate, or per stdin/stdout case; default ``limits.wall_s``), ``float_tolerance``
     (relative, for numbers in stdin/stdout cases; default 0: equal by value, ``2.0`` is ``2``),
     ``max_output_bytes`` (per case; default 4 MiB) and ``libraries`` (installed distributions the
     candidate may import, as the domain's ``sandbox.libraries`` declares them).
     """
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], registry: Any):
         from rlhub.sandbox import Limits
         from rlhub.sandbox.channel import warm_program
 
         warm_program(harness_source())  # sandboxes started after this compile it only once
+        self.registry = registry
         self.include_prompt = bool(options.get("include_prompt", False))
         self.limits = Limits.from_dict({"wall_s": 10, "cpu_s": 10, **options.get("limits", {})})
         self.backend = options.get("backend")
@@ -199,8 +201,6 @@ class PythonTests:
                        feedback, exec_info, failure="timeout" if slow else None)
 
     def check(self, task: Task, completion: str) -> Verdict:
-        from rlhub import sandbox
-
         nonce = secrets.token_hex(16)
-        result = sandbox.run(self.request(task, completion, nonce), self.backend)
+        result = self.registry.sandboxes.run(self.request(task, completion, nonce), self.backend)
         return self.judge(result, nonce, task.id)

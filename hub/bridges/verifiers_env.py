@@ -36,6 +36,14 @@ from verifiers.v1.harnesses.null import NullHarness, NullHarnessConfig
 MODULE = "rlhub-env"  # the id verifiers resolves (the rlhub_env module re-exports this one)
 
 
+def entry_registry() -> Any:
+    """The process registry: verifiers builds the taskset and the env itself from their
+    configs, so this module is an entry point and looks the registry up here, once."""
+    from rlhub.plugins import registry
+
+    return registry()
+
+
 class RlhubData(vf.TaskData):
     """One rlhub task by its coordinates; the task is regenerated from them to be scored, so
     task data arriving over verifiers' env-server wire cannot choose what the verifier checks."""
@@ -46,10 +54,8 @@ class RlhubData(vf.TaskData):
     index: int
     task_id: str
 
-    def rlhub_task(self) -> Any:
-        from rlhub.plugins import registry
-
-        return registry().get(self.domain).task(self.split, self.seed, self.index)
+    def rlhub_task(self, registry: Any) -> Any:
+        return registry.get(self.domain).task(self.split, self.seed, self.index)
 
 
 class RlhubTask(vf.Task[RlhubData]):
@@ -76,23 +82,23 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
 
     def load(self) -> list[RlhubTask]:
         from rlhub.hub.export import largest_remainder
-        from rlhub.plugins import registry
         from rlhub.scheduler import Scheduler, load_mixture
 
         cfg = self.config
         if not cfg.mixture:
             raise ValueError("expected --env.taskset.mixture MIX.yaml (an rlhub mixture), "
                              "found none")
-        mixture = load_mixture(cfg.mixture, registry())
-        counts = largest_remainder(cfg.n, Scheduler.from_config(mixture, registry()).weights())
+        registry = entry_registry()
+        mixture = load_mixture(cfg.mixture, registry)
+        counts = largest_remainder(cfg.n, Scheduler.from_config(mixture, registry).weights())
         coords = [(d, i) for d, k in counts.items() for i in range(k)]
         random.Random(f"rlhub-env/{cfg.seed}/{cfg.split}/{cfg.n}").shuffle(coords)
-        return [self._task(domain, index) for domain, index in coords]
+        return [self._task(registry, domain, index) for domain, index in coords]
 
-    def _task(self, domain: str, index: int) -> RlhubTask:
+    def _task(self, registry: Any, domain: str, index: int) -> RlhubTask:
         data = RlhubData(domain=domain, split=self.config.split, seed=self.config.seed,
                          index=index, task_id="", prompt="")
-        task = data.rlhub_task()
+        task = data.rlhub_task(registry)
         data = data.model_copy(update={"task_id": task.id, "name": task.id,
                                        "prompt": _messages(task.prompt)})
         return RlhubTask(data, self.config.task)
@@ -114,11 +120,11 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
     """Each task played as an rlhub episode; see the module docstring."""
 
     async def run(self, task: RlhubTask, agents: Any) -> None:
-        from rlhub.plugins import registry
         from rlhub.rollout import final_reward
 
-        domain = registry().get(task.data.domain)
-        rlhub_task = await asyncio.to_thread(task.data.rlhub_task)
+        registry = entry_registry()
+        domain = registry.get(task.data.domain)
+        rlhub_task = await asyncio.to_thread(task.data.rlhub_task, registry)
         episode = await asyncio.to_thread(domain.start, rlhub_task)
         turns: list[Any] = []
         async with agents.agent.interaction(task) as interaction:

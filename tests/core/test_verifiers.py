@@ -6,8 +6,10 @@ import threading
 
 import pytest
 
+import rlhub
 from rlhub import Task, VerifierError
-from rlhub.verifiers import make_verifier
+
+REG = rlhub.registry()
 
 
 def task(answer=None, **meta):
@@ -19,36 +21,36 @@ def task(answer=None, **meta):
     ("I think\nParis", True), ("", False),
 ])
 def test_exact_compares_the_final_answer(completion, ok):
-    assert make_verifier("exact").check(task("Paris"), completion).passed is ok
+    assert REG.verifier("exact").check(task("Paris"), completion).passed is ok
 
 
 def test_exact_casefold_and_answer_lists():
-    v = make_verifier("exact", {"normalize": "casefold"})
+    v = REG.verifier("exact", {"normalize": "casefold"})
     assert v.check(task(["Paris", "Lutetia"]), "<answer>lutetia.</answer>").passed
 
 
 def test_exact_rejects_an_unknown_normalisation_clearly():
     with pytest.raises(VerifierError, match="expected normalize in none|strip|whitespace|casefold"):
-        make_verifier("exact", {"normalize": "loose"})
+        REG.verifier("exact", {"normalize": "loose"})
 
 
 def test_unknown_verifiers_get_a_did_you_mean():
     with pytest.raises(VerifierError) as err:
-        make_verifier("mathh")
+        REG.verifier("mathh")
     assert str(err.value).startswith("unknown verifier 'mathh'; did you mean 'math'?")
 
 
 def test_regex_uses_the_task_pattern_or_the_option():
-    assert make_verifier("regex").check(task(r"\d{4}-\d{2}-\d{2}"), " 2024-01-31 ").passed
-    assert not make_verifier("regex", {"pattern": "[a-z]+"}).check(task(), "abc1").passed
-    assert make_verifier("regex", {"pattern": "b", "fullmatch": False}).check(task(), "abc").passed
+    assert REG.verifier("regex").check(task(r"\d{4}-\d{2}-\d{2}"), " 2024-01-31 ").passed
+    assert not REG.verifier("regex", {"pattern": "[a-z]+"}).check(task(), "abc1").passed
+    assert REG.verifier("regex", {"pattern": "b", "fullmatch": False}).check(task(), "abc").passed
 
 
 SCHEMA = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
 
 
 def test_json_schema_separates_parsing_from_validation():
-    v = make_verifier("json-schema", {"schema": SCHEMA})
+    v = REG.verifier("json-schema", {"schema": SCHEMA})
     assert v.check(task(), '```json\n{"n": 3}\n```').passed
     bad = v.check(task(), '{"n": "3"}')
     assert bad.components == {"valid_json": 1.0, "schema_ok": 0.0}
@@ -64,11 +66,11 @@ def test_json_schema_separates_parsing_from_validation():
     ("7", "\\boxed{9^{9^{9^{9}}}}", False),
 ])
 def test_math_checks_the_last_boxed_answer(answer, completion, ok):
-    assert make_verifier("math").check(task(answer), completion).passed is ok
+    assert REG.verifier("math").check(task(answer), completion).passed is ok
 
 
 def test_math_is_safe_to_call_from_threads():
-    v = make_verifier("math")
+    v = REG.verifier("math")
     results = []
     threads = [threading.Thread(target=lambda: results.append(
         v.check(task("\\frac{3}{4}"), "\\boxed{0.75}").passed)) for _ in range(4)]
@@ -88,7 +90,7 @@ def check(candidate):
 
 
 def run_py(program, tests=TESTS):
-    return make_verifier("python-tests").check(
+    return REG.verifier("python-tests").check(
         task(tests=tests, entry_point="add"), f"```python\n{program}\n```")
 
 

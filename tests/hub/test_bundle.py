@@ -42,10 +42,8 @@ def test_a_data_only_bundle_holds_manifest_card_task_sets_domain_file_and_a_lock
     assert [r["id"] for r in test] == [t.id for t in domain.sample(4, split="test", seed=0)]
     assert all(r["split"] == "test" and json.loads(r["answer"]) for r in test)
     entry = bundle.lock["domains"]["mydata/double-v1"]
-    assert (
-        entry["verifier_code_hash"]
-        == domain_record(data_registry.manifest("mydata/double-v1"))["verifier_code_hash"]
-    )
+    record = domain_record(data_registry.manifest("mydata/double-v1"), data_registry)
+    assert entry["verifier_code_hash"] == record["verifier_code_hash"]
     assert (entry["code"], entry["dockerfile"], entry["image_digest"]) == (
         "domains/double.yaml",
         None,
@@ -126,9 +124,8 @@ def test_a_sandbox_dockerfile_named_by_the_manifest_is_bundled_and_hashed_by_con
     path2 = write_data_domain(
         tmp_path / "src2", sandbox={"kind": "local", "dockerfile": str(moved)}
     )
-    record = domain_record(
-        Registry(domain_files=[path2], autoload=False).manifest("mydata/double-v1")
-    )
+    moved_registry = Registry(domain_files=[path2], autoload=False)
+    record = domain_record(moved_registry.manifest("mydata/double-v1"), moved_registry)
     assert record["manifest_hash"] == bundle.lock["domains"]["mydata/double-v1"]["manifest_hash"]
 
 

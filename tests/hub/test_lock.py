@@ -81,7 +81,7 @@ def test_a_changed_dataset_is_named_with_the_hash_that_changed(
     was = lock["domains"]["mydata/double-v1"]["verifier_code_hash"]
     from rlhub.hub.lock import domain_record
 
-    new = domain_record(now.manifest("mydata/double-v1"))["verifier_code_hash"]
+    new = domain_record(now.manifest("mydata/double-v1"), now)["verifier_code_hash"]
     assert check_lock(path, now) == [
         f"domain mydata/double-v1: verifier_code_hash changed from {was[:12]}... to {new[:12]}..."
     ]

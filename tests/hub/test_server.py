@@ -31,7 +31,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     mix = tmp_path_factory.mktemp("mix") / "mix.json"
     mix.write_text(json.dumps(MIXTURE))
     app = create_app(ServerConfig(workers=4, mixture=str(mix), episode_ttl_s=60,
-                                  allow_domains=DOMAINS))
+                                  allow_domains=DOMAINS), registry())
     with TestClient(app) as c:
         yield c
 

@@ -37,7 +37,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     mix = tmp_path_factory.mktemp("mix") / "mix.json"
     mix.write_text(json.dumps(MIXTURE))
     config = ServerConfig(workers=2, mixture=str(mix), max_items=64)
-    with TestClient(create_app(config)) as c:
+    with TestClient(create_app(config, registry())) as c:
         yield c
 
 
@@ -134,7 +134,7 @@ def live() -> Iterator[str]:
     from rlhub import serving
 
     sock = serving.bind("127.0.0.1", 0)
-    app = create_app(ServerConfig(workers=2, max_body_bytes=1 << 20))
+    app = create_app(ServerConfig(workers=2, max_body_bytes=1 << 20), registry())
     server = serving.server(app, sock, log_level="error", lifespan="on")
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -160,9 +160,10 @@ def test_the_warm_up_runs_its_steps_and_reports_a_time_guard_that_stopped_it(tin
 
 
 def test_the_trainer_hook_answers_local_and_requires_a_run_folder():
-    pm = rlhub.registry().pm
+    registry = rlhub.registry()
     with pytest.raises(TrainerError, match="expected a run folder"):
-        pm.hook.rlhub_make_trainer(backend="local", config={"domains": TINY})
+        registry.pm.hook.rlhub_make_trainer(backend="local", config={"domains": TINY},
+                                            registry=registry)
 
 
 # -- a short real run ------------------------------------------------------------------------
@@ -261,10 +262,10 @@ def test_the_same_seed_gives_the_same_summary_on_a_quiet_and_a_loaded_machine(tm
                   "heldout": {"items": 8, "samples": 4, "every_steps": 4, "inrun_items": 4,
                               "inrun_samples": 2}},
     }
-    quiet = LocalTrainer(config, tmp_path / "quiet").run()
+    quiet = LocalTrainer(config, tmp_path / "quiet", registry=rlhub.registry()).run()
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # one busy core
     try:
-        loaded = LocalTrainer(config, tmp_path / "loaded").run()
+        loaded = LocalTrainer(config, tmp_path / "loaded", registry=rlhub.registry()).run()
     finally:
         burner.kill()
         burner.wait()
@@ -283,7 +284,8 @@ def test_a_locked_run_keeps_the_lock_hash_out_of_the_mixture_and_on_every_trajec
 
     trainer = make_local_trainer({"domains": {TINY[0]: 1.0}, "out": str(tmp_path / "run"),
                                   "lock_hash": "abc123", "locked": "rlhub.lock",
-                                  "train": {"heldout": {"items": 2, "samples": 1}}})
+                                  "train": {"heldout": {"items": 2, "samples": 1}}},
+                                 rlhub.registry())
     assert "lock_hash" not in trainer.mixture
     rlhub.Scheduler.from_config(trainer.mixture, rlhub.registry())  # a valid mixture
     with warnings.catch_warnings():

@@ -15,7 +15,10 @@ from rlhub.errors import PolicyError
 from rlhub.policy import make_policy
 from rlhub.policy.openai import OpenAIPolicy
 from rlhub.policy.tiny import CHARS, build_tiny, load_tiny
+from rlhub.plugins import Registry
 from rlhub.serving import refused_port
+
+REG = Registry(autoload=False)  # the built-in policy kinds only
 
 HELLO = [{"role": "user", "content": "Say hello."}]
 
@@ -44,7 +47,7 @@ def test_the_tiny_model_is_initialised_deterministically_from_its_seed(tmp_path:
 
 def test_a_saved_tiny_model_loads_back_as_an_hf_policy_that_generates(tmp_path: Path) -> None:
     where = build_tiny(tmp_path / "tiny", seed=0)
-    policy = make_policy(f"hf:{where}", {"max_tokens": 8, "threads": 1})
+    policy = make_policy(f"hf:{where}", {"max_tokens": 8, "threads": 1}, registry=REG)
     texts = asyncio.run(policy.generate([HELLO, HELLO], temperature=0.0))
     assert len(texts) == 2 and all(isinstance(t, str) for t in texts)
     assert texts[0] == texts[1]  # greedy decoding of the same prompt
@@ -52,22 +55,22 @@ def test_a_saved_tiny_model_loads_back_as_an_hf_policy_that_generates(tmp_path: 
 
 def test_an_hf_spec_naming_a_missing_directory_is_reported_as_a_policy_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="expected a transformers causal LM directory"):
-        make_policy(f"hf:{tmp_path / 'nothing-here'}", {})
+        make_policy(f"hf:{tmp_path / 'nothing-here'}", {}, registry=REG)
 
 
 def test_an_unknown_policy_kind_names_the_kinds_that_exist() -> None:
     with pytest.raises(PolicyError, match=r"unknown policy spec 'nope:x': expected one of "
                        r"openai:BASE_URL#MODEL, hf:PATH, builtin:tiny"):
-        make_policy("nope:x", {})
+        make_policy("nope:x", {}, registry=REG)
 
 
 def test_an_openai_spec_without_a_model_is_rejected_with_the_expected_form() -> None:
     with pytest.raises(PolicyError, match="expected openai:BASE_URL#MODEL"):
-        make_policy("openai:http://127.0.0.1:1/v1", {})
+        make_policy("openai:http://127.0.0.1:1/v1", {}, registry=REG)
 
 
 def test_concurrent_requests_to_the_tiny_model_are_merged_into_batches() -> None:
-    policy = make_policy("builtin:tiny", {"max_tokens": 4})
+    policy = make_policy("builtin:tiny", {"max_tokens": 4}, registry=REG)
     calls: list[int] = []
     run = policy._batcher.run
     policy._batcher.run = lambda convs, s: calls.append(len(convs)) or run(convs, s)
@@ -84,7 +87,8 @@ def test_rlhub_policy_serve_answers_chat_completions_for_the_openai_policy(serve
     base = serve("builtin:tiny")
     models = httpx.get(f"{base}/models").json()
     assert [m["id"] for m in models["data"]] == ["tiny"]
-    policy = make_policy(f"openai:{base}#tiny", {"max_tokens": 6, "concurrency": 4})
+    policy = make_policy(f"openai:{base}#tiny", {"max_tokens": 6, "concurrency": 4},
+                         registry=REG)
     gens = asyncio.run(policy.generate_detailed([HELLO] * 5, temperature=1.0))
     assert all(g.error is None and isinstance(g.text, str) for g in gens)
     assert all(g.completion_tokens is not None and g.completion_tokens <= 6 for g in gens)

@@ -249,18 +249,20 @@ def test_a_job_imports_no_library_its_request_does_not_declare(local: LocalBacke
 
 
 def test_python_tests_jobs_import_the_libraries_the_verifier_is_given() -> None:
-    from rlhub import sandbox
+    from rlhub.plugins import Registry
     from rlhub.task import Task
     from rlhub.verifiers.pytests import PythonTests
 
     task = Task(id="t", domain="d/x-v1", prompt="p", meta={"entry_point": "name"},
                 answer="def check(f):\n    assert f() == 'pluggy'\n")
     answer = "```python\nimport pluggy\ndef name():\n    return pluggy.__name__\n```"
+    registry = Registry(autoload=False)
     try:
-        declared = PythonTests({"libraries": ["pluggy"], "backend": "local"}).check(task, answer)
-        undeclared = PythonTests({"backend": "local"}).check(task, answer)
+        declared = PythonTests({"libraries": ["pluggy"], "backend": "local"},
+                               registry).check(task, answer)
+        undeclared = PythonTests({"backend": "local"}, registry).check(task, answer)
     finally:
-        sandbox.close_all()
+        registry.close()
     assert declared.components == {"pass_frac": 1.0, "all_pass": 1.0}, declared
     assert undeclared.components["all_pass"] == 0.0 and "pluggy" in undeclared.feedback
 

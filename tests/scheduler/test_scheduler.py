@@ -12,6 +12,7 @@ import toyplug
 
 import rlhub
 from rlhub import DomainNotFound, Registry, SchedulerError, hookimpl
+from rlhub.mixture import load_mixture
 from rlhub.scheduler import Scheduler
 
 TWO = {"strategy": "adaptive", "domains": {"a": {"weight": 1.0, "size": 500},
@@ -39,8 +40,15 @@ def test_from_config_accepts_unregistered_names_for_simulation():
     assert sched.weights() == {"a": 0.5, "b": 0.5}
 
 
-def test_sampling_unregistered_names_fails_with_a_clear_error():
+def test_sampling_without_a_registry_fails_with_a_clear_error():
     sched = rlhub.Scheduler.from_config(TWO)
+    with pytest.raises(SchedulerError, match=r"cannot sample tasks: this scheduler was built "
+                                             r"without a registry; pass one to "):
+        sched.sample(4)
+
+
+def test_sampling_names_its_registry_lacks_fails_with_a_clear_error(registry):
+    sched = Scheduler(load_mixture(TWO), registry)
     with pytest.raises(DomainNotFound, match=r"cannot sample tasks: unknown domain 'a'.*sample\(\) "
                                              r"needs registered domains"):
         sched.sample(4)

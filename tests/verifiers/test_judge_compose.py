@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import rlhub
 from rlhub import Task, VerifierError
 from rlhub.domain import Domain
 from rlhub.manifest import Manifest
 from rlhub.plugins import Registry
 from rlhub.testing.judge_server import down_url, judge_env
 from rlhub.testing.probes_judge import check_judge_injection
-from rlhub.verifiers import make_verifier
+
+REG = rlhub.registry()
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "judged" / "science.yaml"
 GOOD = "Water boils when its vapour pressure reaches the air pressure.\nAnswer: 100"
@@ -34,11 +36,13 @@ class Hybrid(Domain):
 
 def domain(options: dict) -> Hybrid:
     comps = {"format": 0.1, "correct": 0.4, "judge": 0.5, "judge_clarity": 0.0}
-    return Hybrid(Manifest.parse({
+    hybrid = Hybrid(Manifest.parse({
         "id": "toy/hybrid-v1", "version": "1", "summary": "hybrid", "license": "MIT",
         "tags": ["judge"], "factory": "x:y", "verifier": {"name": "composite", "options": options},
         "reward": {"range": [0, 1], "components": {k: {"weight": w} for k, w in comps.items()}}},
         plugin="toy"))
+    hybrid.registry = REG
+    return hybrid
 
 
 @pytest.fixture
@@ -90,7 +94,7 @@ def test_a_judge_fallback_inside_a_composite_is_recorded_in_the_error(boil):
 
 
 def test_components_from_two_parts_with_one_name_are_refused_clearly(boil):
-    v = make_verifier("composite", {"parts": ["exact", "exact"]})
+    v = REG.verifier("composite", {"parts": ["exact", "exact"]})
     with pytest.raises(VerifierError, match="component 'correct' comes from both part 0 "
                                             r"\(exact\) and part 1 \(exact\); rename one"):
         v.check(boil, "Answer: 100")
@@ -103,7 +107,7 @@ def test_components_from_two_parts_with_one_name_are_refused_clearly(boil):
 ])
 def test_bad_composites_fail_at_construction(options, message):
     with pytest.raises(VerifierError) as err:
-        make_verifier("composite", options)
+        REG.verifier("composite", options)
     assert message in str(err.value)
 
 
@@ -126,6 +130,7 @@ def test_the_injection_probes_catch_a_gullible_judge_and_pass_a_careful_one(task
                                                   "rubric": {"criteria": {"clarity": "clear"}}}},
         "reward": {"range": [0, 1], "components": {"judge": {"weight": 1.0}}}}, plugin="toy")
     d = Hybrid(manifest)
+    d.registry = REG
     with judge_env("good"):
         assert check_judge_injection(d, task) == []
     with judge_env("injectable"):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import time
 
+import rlhub
 from rlhub.domain import Domain
 from rlhub.manifest import Manifest
 from rlhub.testing.judge_server import down_url
-from rlhub.verifiers import endpoints, make_verifier
+from rlhub.verifiers import endpoints
+
+REG = rlhub.registry()
 
 
 class Judged(Domain):
@@ -19,7 +22,9 @@ def domain(options: dict, *, lo: float = 0.0) -> Judged:
         "id": "toy/judged-v1", "version": "1", "summary": "judged", "license": "MIT",
         "tags": ["judge"], "factory": "x:y", "verifier": {"name": "judge", "options": options},
         "reward": {"range": [lo, 1], "components": {"judge": {"weight": 1.0}}}}, plugin="toy")
-    return Judged(manifest)
+    judged = Judged(manifest)
+    judged.registry = REG
+    return judged
 
 
 def test_a_down_judge_scores_the_minimum_with_the_error_recorded_quickly(task, options):
@@ -81,7 +86,7 @@ def test_a_missing_endpoint_names_the_options_and_variables_to_set(task, options
 def test_failures_are_counted_for_the_metrics(judge, task, options):
     server = judge("malformed")
     before = endpoints.STATS.snapshot()["endpoints"].get(server.url, {})
-    make_verifier("judge", options(server.url, retries=1, fallback=0.0)).check(task, "x")
+    REG.verifier("judge", options(server.url, retries=1, fallback=0.0)).check(task, "x")
     after = endpoints.STATS.snapshot()["endpoints"][server.url]
     assert after["requests"]["malformed"] - before.get("requests", {}).get("malformed", 0) == 2
     assert after["failsafe"] - before.get("failsafe", 0) == 1

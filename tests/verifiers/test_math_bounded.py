@@ -9,8 +9,10 @@ import threading
 
 import pytest
 
+import rlhub
 from rlhub import Task
-from rlhub.verifiers import make_verifier
+
+REG = rlhub.registry()
 
 UNBOUNDED = ["10^{10^{7}}", "2^{2^{30}}", "99999999!", "{100000}!!", "(10^{7})^{10^{7}}",
              "\\binom{10^{9}}{5\\cdot 10^8}", "\\sqrt[10^{9}]{2}", "9^{99999999}",
@@ -20,7 +22,7 @@ UNBOUNDED = ["10^{10^{7}}", "2^{2^{30}}", "99999999!", "{100000}!!", "(10^{7})^{
 def check_off_the_main_thread(answer: str, completion: str) -> dict:
     box: list = []
     thread = threading.Thread(target=lambda: box.append(
-        make_verifier("math").check(Task("t", "x/y-v1", "Q?", answer=answer), completion)))
+        REG.verifier("math").check(Task("t", "x/y-v1", "Q?", answer=answer), completion)))
     thread.start()
     thread.join()
     verdict = box[0]
@@ -30,12 +32,14 @@ def check_off_the_main_thread(answer: str, completion: str) -> dict:
 
 CHILD = """
 import json, sys, threading
+import rlhub
 from rlhub import Task
-from rlhub.verifiers import make_verifier
+
+REG = rlhub.registry()
 
 def run(answer):
     box = []
-    t = threading.Thread(target=lambda: box.append(make_verifier("math").check(
+    t = threading.Thread(target=lambda: box.append(REG.verifier("math").check(
         Task("t", "x/y-v1", "Q?", answer="922"), "\\\\boxed{%s}" % answer)))
     t.start()
     t.join()
@@ -74,7 +78,7 @@ def test_an_answer_whose_evaluation_spends_the_cpu_budget_is_the_answers_fault(m
         raise bounded.WorkExceeded("cpu", "needed more than 5 s of CPU time")
 
     monkeypatch.setattr(bounded, "call", spent)
-    verdict = make_verifier("math").check(Task("t", "x/y-v1", "Q?", answer="922"),
+    verdict = REG.verifier("math").check(Task("t", "x/y-v1", "Q?", answer="922"),
                                           "\\boxed{7^{999 \\cdot 999 \\cdot 99}}")
     assert not verdict.passed and verdict.failure == "answer"
     assert verdict.feedback == ("The answer was not evaluated: evaluating it needed more than 5 s "

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+import rlhub
 from rlhub import ManifestError, Registry, Task
 from rlhub.testing import check_domain
 from rlhub.testing.probes_code import PY_READ_OUTPUTS, PY_SHADOW_MODULES
-from rlhub.verifiers import make_verifier
 from rlhub.verifiers.pytests import io_cases
+
+REG = rlhub.registry()
 
 FORMATS = Path(__file__).parents[1] / "fixtures" / "codeformats"
 SHAPES = ["humaneval", "mbpp", "apps", "codecontests", "livecodebench"]
@@ -88,7 +90,7 @@ def python_tests(tests: str | None = None, **meta) -> Task:
 
 
 def check(task: Task, program: str, **options):
-    return make_verifier("python-tests", options).check(task, fenced(program))
+    return REG.verifier("python-tests", options).check(task, fenced(program))
 
 
 def test_a_candidate_function_named_like_a_builtin_is_never_what_the_tests_call():
@@ -112,10 +114,9 @@ def test_a_module_the_candidate_plants_never_runs_in_the_harness():
 
 def in_sandbox(program: str, stdin: str = "") -> str:
     """Run a probe where probes belong, in the local sandbox; its stdout."""
-    from rlhub import sandbox
     from rlhub.sandbox import ExecRequest
 
-    result = sandbox.run(ExecRequest(code=program, stdin=stdin), "local")
+    result = REG.sandboxes.run(ExecRequest(code=program, stdin=stdin), "local")
     assert result.status == "ok", result.stderr
     return result.stdout
 

@@ -8,10 +8,12 @@ import threading
 from pathlib import Path
 
 import pytest
+import rlhub
 from rlhub import Task, VerifierError
 from rlhub.plugins import Registry
-from rlhub.verifiers import make_verifier
 from rlhub.verifiers.reward_model import Mapping
+
+REG = rlhub.registry()
 
 WORDS = ("the", "a", "is", "are", "plants", "water", "light", "sun", "oxygen", "glucose", "carbon",
          "dioxide", "make", "use", "green", "leaves", "energy", "sugar", "air", "photosynthesis",
@@ -46,7 +48,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def rm(model_dir: Path, **options):
-    return make_verifier("reward-model", {"path": str(model_dir), "device": "cpu", **options})
+    return REG.verifier("reward-model", {"path": str(model_dir), "device": "cpu", **options})
 
 
 TASK = Task("p1", "toy/rm-v1", "explain how plants make sugar")
@@ -115,7 +117,7 @@ def test_an_affine_mapping_moves_the_score(model_dir):
 ])
 def test_bad_options_fail_at_construction(options, message):
     with pytest.raises(VerifierError) as err:
-        make_verifier("reward-model", options)
+        REG.verifier("reward-model", options)
     assert message in str(err.value)
 
 

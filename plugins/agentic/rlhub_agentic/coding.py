@@ -58,12 +58,10 @@ class CodeRepairDomain(AgenticDomain):
     # -- grading ---------------------------------------------------------------------------------
 
     def python_tests(self) -> Any:
-        from rlhub.verifiers import make_verifier
-
         options = {"limits": self.limits}
         if self.params.get("sandbox_backend"):
             options["backend"] = self.params["sandbox_backend"]
-        return make_verifier("python-tests", options)
+        return self.registry.verifier("python-tests", options)
 
     def judge(self, task: Task, answer: str) -> Verdict:
         verdict = self.python_tests().check(task, _fenced(code_of(answer, PY)))
@@ -78,15 +76,14 @@ class CodeRepairDomain(AgenticDomain):
 
     def run_python(self, state: EpisodeState, body: str) -> str:
         """The ``python`` tool: run a program, report status and (truncated) output."""
-        from rlhub import sandbox
-        from rlhub.sandbox import ExecRequest, Limits
+        from rlhub import ExecRequest, Limits
 
         program = code_of(body, PY).strip()
         if not program:
             raise ToolInputError("the program was empty.")
-        result = sandbox.run(ExecRequest(code=program, language="python",
-                                         limits=Limits.from_dict(self.limits)),
-                             self.params.get("sandbox_backend"))
+        result = self.registry.sandboxes.run(
+            ExecRequest(code=program, language="python", limits=Limits.from_dict(self.limits)),
+            self.params.get("sandbox_backend"))
         parts = [f"status: {result.status} (exit code {result.exit_code})"]
         for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
             if text.strip():

@@ -31,18 +31,19 @@ class JobFailed(Exception):
     """The sandbox did not return a reply; the message says why, for the policy to read."""
 
 
-def run_job(name: str, payload: dict[str, Any], *, limits: dict[str, Any] | None = None,
-            backend: str | None = None) -> Any:
-    """Run job ``name`` on ``payload`` in the sandbox and return its reply.
+def run_job(sandboxes: Any, name: str, payload: dict[str, Any], *,
+            limits: dict[str, Any] | None = None, backend: str | None = None) -> Any:
+    """Run job ``name`` on ``payload`` in the sandbox (``registry.sandboxes``) and return its
+    reply.
 
     Raises :class:`JobFailed` when the job timed out, crashed or the sandbox is unavailable.
     """
-    from rlhub.sandbox import ExecRequest, Limits, run
+    from rlhub import ExecRequest, Limits
 
     request = ExecRequest(code=job_source(name), language="python", stdin=json.dumps(payload),
                           limits=Limits.from_dict({"wall_s": 10, "cpu_s": 5, "memory_mb": 256,
                                                    **(limits or {})}))
-    result = run(request, backend)
+    result = sandboxes.run(request, backend)
     reply = parse_reply(result.stdout) if result.status == "ok" else None
     if reply is None:
         tail = (result.stderr or result.detail).strip()[-300:]

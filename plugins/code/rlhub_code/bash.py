@@ -161,15 +161,15 @@ class BashDomain(Domain):
                 "meta": {"language": "bash", "cases": [vars(c) for c in cases]}}
 
     def check(self, task: Task, completion: str) -> Verdict:
-        from rlhub import ExecRequest, sandbox
+        from rlhub import ExecRequest
 
         script = code_of(completion, ("bash", "sh", "shell"))
         failures: list[str | None] = []
         last = None
         for case in (Case(**c) for c in task.meta["cases"]):
-            last = sandbox.run(ExecRequest(code=script, language="bash", files=case.files,
-                                           stdin=case.stdin, limits=self.limits,
-                                           env={"LC_ALL": "C"}))
+            last = self.registry.sandboxes.run(ExecRequest(
+                code=script, language="bash", files=case.files, stdin=case.stdin,
+                limits=self.limits, env={"LC_ALL": "C"}))
             if last.status == "infra_error":
                 return failed_verdict(f"The sandbox failed: {last.detail}", exec_summary(last))
             failures.append(_case_failure(case, last))

@@ -154,7 +154,7 @@ class RegexDomain(Domain):
                 "meta": {"language": "regex", "positives": pos, "negatives": neg}}
 
     def check(self, task: Task, completion: str) -> Verdict:
-        from rlhub import ExecRequest, sandbox
+        from rlhub import ExecRequest
 
         pattern = code_of(completion, ("regex", "re", "regexp")).strip("\n")
         if not pattern.strip() or len(pattern) > MAX_PATTERN:
@@ -164,8 +164,8 @@ class RegexDomain(Domain):
         strings = task.meta["positives"] + task.meta["negatives"]
         nonce = secrets.token_hex(16)
         job = {"pattern": pattern, "strings": strings, "nonce": nonce}
-        result = sandbox.run(ExecRequest(code=DRIVER, language="python", stdin=json.dumps(job),
-                                         limits=self.limits))
+        result = self.registry.sandboxes.run(ExecRequest(
+            code=DRIVER, language="python", stdin=json.dumps(job), limits=self.limits))
         out = tagged_line(result.stdout, "rlhub_regex", nonce) if result.exit_code == 0 else None
         if out is None:
             return failed_verdict(f"Matching did not finish (status {result.status}); avoid "

@@ -151,14 +151,14 @@ class SqlDomain(Domain):
                          "ordered": question.ordered}}
 
     def check(self, task: Task, completion: str) -> Verdict:
-        from rlhub import ExecRequest, sandbox
+        from rlhub import ExecRequest
 
         query = code_of(completion, ("sql", "sqlite")).strip()
         nonce = secrets.token_hex(16)
         job = {"databases": task.meta["databases"], "query": query, "max_rows": MAX_ROWS,
                "nonce": nonce}
-        result = sandbox.run(ExecRequest(code=DRIVER, language="python", stdin=json.dumps(job),
-                                         limits=self.limits))
+        result = self.registry.sandboxes.run(ExecRequest(
+            code=DRIVER, language="python", stdin=json.dumps(job), limits=self.limits))
         results = tagged_line(result.stdout, "rlhub_sql", nonce) if result.exit_code == 0 else None
         if results is None:
             return failed_verdict(f"The query did not finish (status {result.status}).",

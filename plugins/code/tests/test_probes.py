@@ -5,7 +5,7 @@ weakness it targets (proved against deliberately naive verifiers that run on the
 import pytest
 
 import rlhub
-from rlhub import Domain, ExecRequest, Manifest, Task, Verdict, sandbox
+from rlhub import Domain, ExecRequest, Manifest, Task, Verdict
 from rlhub.extract import code_of
 from rlhub.testing.probes_code import check_reward_hacking, hacking_probes, task_language
 
@@ -52,7 +52,7 @@ class NaiveDomain(Domain):
         else:
             env["RLHUB_TESTS"] = task.meta["tests"]
         code = RUNNER if self.pass_on == "exit" else RUNNER + "print('all tests passed')\n"
-        result = sandbox.run(ExecRequest(code=code, files=files, env=env))
+        result = self.registry.sandboxes.run(ExecRequest(code=code, files=files, env=env))
         ok = result.exit_code == 0 if self.pass_on == "exit" else "passed" in result.stdout.lower()
         return Verdict({"ok": float(ok)}, ok)
 
@@ -62,7 +62,9 @@ def naive(leak="file", pass_on="exit"):
         "id": "code/naive-v1", "version": "1.0.0", "summary": "deliberately weak", "tags": ["code"],
         "license": "Apache-2.0", "reward": {"range": [0, 1], "components": {"ok": {"weight": 1}}},
         "factory": "x:y"}, plugin="code")
-    return NaiveDomain(manifest, leak, pass_on)
+    domain = NaiveDomain(manifest, leak, pass_on)
+    domain.registry = rlhub.registry()
+    return domain
 
 
 @pytest.mark.parametrize("domain_id", ONE_PER_KIND)

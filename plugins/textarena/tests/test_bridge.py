@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 import rlhub
-from rlhub.provenance import domain_provenance, verifier_code_hash
+from rlhub.provenance import verifier_code_hash
 from rlhub_textarena import catalog
 
 REG = rlhub.registry()
@@ -148,13 +148,13 @@ def test_bandit_is_left_out_because_textarena_pays_a_worse_final_choice_more():
 
 def test_the_lock_record_names_the_textarena_version_and_its_hash_follows_it(monkeypatch):
     manifest = REG.manifest("textarena/sudoku-v1")
-    record = domain_provenance(manifest)
+    record = REG.provenance(manifest)
     assert record["source_versions"] == {"textarena": catalog.load()["textarena"]}
     assert manifest.data["requires"] == {"textarena": f"=={catalog.load()['textarena']}"}
-    before = verifier_code_hash(manifest)
+    before = verifier_code_hash(manifest, REG.verifier_refs())
     monkeypatch.setattr("rlhub.provenance.distribution_version",
                         lambda name: "9.9.9" if name == "textarena" else "1.0.0")
-    assert verifier_code_hash(manifest) != before
+    assert verifier_code_hash(manifest, REG.verifier_refs()) != before
 
 
 def test_the_catalog_was_made_from_the_installed_textarena():
