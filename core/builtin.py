@@ -46,15 +46,3 @@ def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
 
     return make_builtin(spec, options)
 
-
-@hookimpl(trylast=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Any | None:
-    if backend == "openrlhf":
-        from rlhub.hub.openrlhf_cmd import OpenRLHFTrainer
-
-        return OpenRLHFTrainer(config, registry)
-    if backend == "local":
-        from rlhub.hub.trainer_local import make_local_trainer
-
-        return make_local_trainer(config, registry)
-    return None

@@ -54,7 +54,8 @@ class EvalConfig:
     policy_options: dict[str, Any] = field(default_factory=dict)
     tensorboard: bool = True
     storage_options: dict[str, Any] = field(default_factory=dict)
-    locked: str | None = None  # a lock file (`rlhub lock`) the environment must match
+    locked: str | None = None  # the lock file (`rlhub lock`) the caller checked the run against
+    lock_hash: str | None = None  # its hash, which every trajectory carries
 
     def sampling(self) -> dict[str, Any]:
         values = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -173,18 +174,6 @@ class _Writer:
                 self.monitor.flush()
 
 
-def enforce_lock(path: str, registry: Any, mixture: Any = None) -> str:
-    """Refuse to run unless rlhub, the installed domains and ``mixture`` match the lock; return
-    its hash."""
-    from rlhub.hub.lock import check_lock, read_lock
-
-    problems = check_lock(path, registry, mixture)
-    if problems:
-        raise RlhubError(f"refusing to run: the environment differs from the lock {path}:\n  "
-                         + "\n  ".join(problems))
-    return read_lock(path)["lock_hash"]
-
-
 def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None = None,
              policy: Any = None) -> dict[str, Any]:
     """Run (or resume) an eval; returns the metrics also written to ``metrics.json``.
@@ -194,7 +183,6 @@ def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None =
     from rlhub.policy import make_policy, policy_info
 
     progress = progress or Progress()
-    lock_hash = enforce_lock(cfg.locked, registry, cfg.mixture) if cfg.locked else None
     store = TrajectoryStore(cfg.out, cfg.storage_options)
     store.check_writable()
     domains = mixture_domains(cfg.mixture, registry)
@@ -203,7 +191,8 @@ def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None =
     done = store.job_keys() if cfg.resume else set()
     options = {**cfg.policy_options, **cfg.sampling()}
     policy = policy if policy is not None else make_policy(cfg.policy, options, registry=registry)
-    jobs, totals = _jobs(cfg, registry, domains, run_id, policy_info(policy), done, lock_hash)
+    jobs, totals = _jobs(cfg, registry, domains, run_id, policy_info(policy), done,
+                         cfg.lock_hash)
     progress.start(totals)
     monitor = _monitor(cfg, store)
     writer = _Writer(store, cfg.flush_every, monitor, progress)

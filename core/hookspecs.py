@@ -111,6 +111,7 @@ def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry)
     :param registry: The registry the run's domains come from.
     :return: An object with ``run() -> dict``, or None to let another plugin answer.
 
-    Stops at first non-None result. Who implements: rlhub.hub (trylast) and plugins adding
-    trainers. When called: by ``rlhub train``.
+    Stops at first non-None result. Who implements: rlhub's command line (``local`` and
+    ``openrlhf``, :mod:`rlhub.cli.trainers`, trylast) and plugins adding trainers. When called:
+    by ``rlhub train``.
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rlhub.cli.common import enforce_lock
 from rlhub.errors import RlhubError
 from rlhub.evaluate import EvalConfig, run_eval
 from rlhub.hub.lock import mixture_lock, write_lock
@@ -18,7 +19,8 @@ def test_a_matching_lock_runs_and_every_trajectory_carries_its_hash(reg, tmp_pat
     lock = mixture_lock(MIXTURE, reg)
     path = write_lock(lock, tmp_path / "rlhub.lock")
     cfg = EvalConfig(mixture=MIXTURE, policy="oracle:right", out=str(tmp_path / "run"), n=3,
-                     locked=str(path), tensorboard=False)
+                     locked=str(path), lock_hash=enforce_lock(str(path), reg, MIXTURE),
+                     tensorboard=False)
     run_eval(cfg, registry=reg, policy=loopplugin.Oracle("right"))
     rows = TrajectoryStore(cfg.out).rows()
     assert len(rows) == 3 and {r["lock_hash"] for r in rows} == {lock["lock_hash"]}
@@ -30,10 +32,7 @@ def test_a_lock_from_a_different_domain_version_refuses_to_run(reg, tmp_path):
     from rlhub.hub.lock import seal
 
     path = write_lock(seal(lock), tmp_path / "rlhub.lock")
-    cfg = EvalConfig(mixture=MIXTURE, policy="oracle:right", out=str(tmp_path / "run"), n=1,
-                     locked=str(path), tensorboard=False)
     with pytest.raises(RlhubError) as err:
-        run_eval(cfg, registry=reg, policy=loopplugin.Oracle("right"))
+        enforce_lock(str(path), reg, MIXTURE)
     assert str(err.value).startswith(f"refusing to run: the environment differs from the lock {path}")
     assert "looptest/reverse-v1" in str(err.value) and "domain_version" in str(err.value)
-    assert not (tmp_path / "run").exists() or not TrajectoryStore(cfg.out).rows()

@@ -14,10 +14,15 @@ from typing import Any
 
 import typer
 
-from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
+from rlhub.cli.common import (
+    JsonOpt,
+    emit_json,
+    enforce_lock,
+    fail,
+    get_registry,
+    handle_errors,
+)
 from rlhub.errors import TrainerError, boundary
-
-BACKENDS = ("local", "openrlhf")
 
 
 def register(app: typer.Typer) -> None:
@@ -40,9 +45,7 @@ def read_config(path: Path) -> dict[str, Any]:
 def check_lock(lock: Path, config: dict[str, Any], config_path: Path) -> str:
     """``--locked LOCK``: refuse to run unless rlhub, the installed domains and the config's
     mixture match; the lock's hash."""
-    from rlhub.evaluate import enforce_lock
-
-    return str(enforce_lock(str(lock), get_registry(), locked_mixture(config, config_path)))
+    return enforce_lock(str(lock), get_registry(), locked_mixture(config, config_path))
 
 
 def locked_mixture(config: dict[str, Any], config_path: Path) -> Any:
@@ -86,9 +89,11 @@ def train(
         trainer = registry.pm.hook.rlhub_make_trainer(backend=backend, config=config,
                                                       registry=registry)
     if trainer is None:
+        from rlhub.cli.trainers import BACKENDS
         from rlhub.errors import did_you_mean
 
-        fail(did_you_mean(backend, BACKENDS, what="trainer backend", listing="rlhub train --help"))
+        fail(did_you_mean(backend, BACKENDS, what="trainer backend",
+                          listing="rlhub train --help"))
     result = trainer.run()
     if json_out:
         emit_json(result)

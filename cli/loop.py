@@ -8,7 +8,15 @@ from typing import Any
 
 import typer
 
-from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors, json_object
+from rlhub.cli.common import (
+    JsonOpt,
+    emit_json,
+    enforce_lock,
+    fail,
+    get_registry,
+    handle_errors,
+    json_object,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -72,13 +80,15 @@ def eval_cmd(
     from rlhub.errors import StoreError
     from rlhub.evaluate import EvalConfig, run_eval
 
+    registry = get_registry()
+    lock_hash = enforce_lock(locked, registry, mixture) if locked else None
     cfg = EvalConfig(mixture=mixture, policy=policy, out=out, n=n, k=k, split=split, seed=seed,
                      concurrency=concurrency, temperature=temperature, max_tokens=max_tokens,
-                     resume=resume, flush_every=flush_every, locked=locked,
+                     resume=resume, flush_every=flush_every, locked=locked, lock_hash=lock_hash,
                      policy_options=json_object(policy_options, "--policy-options"))
     bars = RichProgress()
     try:
-        metrics = run_eval(cfg, registry=get_registry(), progress=bars)
+        metrics = run_eval(cfg, registry=registry, progress=bars)
     except StoreError as exc:
         fail(str(exc), code=1)
     finally:

@@ -20,10 +20,24 @@ JsonOpt = typer.Option(False, "--json", help="Print only JSON on stdout.")
 
 
 def get_registry() -> Any:
-    """The process registry, built with the root command's --domains-file/--block options."""
+    """The process registry, built with the root command's --domains-file/--block options and
+    wired with rlhub's trainer backends (:mod:`rlhub.cli.trainers`)."""
+    from rlhub.cli.trainers import wire
     from rlhub.plugins import registry
 
-    return registry(**REGISTRY_OPTIONS) if REGISTRY_OPTIONS else registry()
+    return wire(registry(**REGISTRY_OPTIONS) if REGISTRY_OPTIONS else registry())
+
+
+def enforce_lock(path: str, registry: Any, mixture: Any = None) -> str:
+    """``--locked LOCK``: refuse to run unless rlhub, the installed domains and ``mixture`` match
+    the lock; return its hash."""
+    from rlhub.hub.lock import check_lock, read_lock
+
+    problems = check_lock(path, registry, mixture)
+    if problems:
+        raise RlhubError(f"refusing to run: the environment differs from the lock {path}:\n  "
+                         + "\n  ".join(problems))
+    return str(read_lock(path)["lock_hash"])
 
 
 def set_registry_options(domains_file: list[Path] | None, block: list[str] | None) -> None:

@@ -1,0 +1,37 @@
+"""The trainer wiring: rlhub's own trainer backends, answering ``rlhub_make_trainer`` last.
+
+``local`` is the single-machine GRPO trainer (:mod:`rlhub.hub.trainer_local`) and ``openrlhf`` the
+OpenRLHF job builder (:mod:`rlhub.hub.openrlhf_cmd`). They live here, above the core and the hub,
+so that the core never imports the hub: :func:`rlhub.cli.common.get_registry` registers this
+module on the registry the command line works with, and any plugin can add or take over a backend.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rlhub.hookspecs import hookimpl
+
+NAME = "rlhub-trainers"
+BACKENDS = ("local", "openrlhf")
+
+
+@hookimpl(trylast=True)
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Any | None:
+    if backend == "openrlhf":
+        from rlhub.hub.openrlhf_cmd import OpenRLHFTrainer
+
+        return OpenRLHFTrainer(config, registry)
+    if backend == "local":
+        from rlhub.hub.trainer_local import make_local_trainer
+
+        return make_local_trainer(config, registry)
+    return None
+
+
+def wire(registry: Any) -> Any:
+    """``registry`` with these trainer backends registered (once)."""
+    if registry.pm.get_plugin(NAME) is None:
+        registry.pm.register(sys.modules[__name__], name=NAME)
+    return registry
