@@ -24,8 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import emit, summary
 from rlhub import registry
-from rlhub.hub.export import label_of
-from rlhub.hub.server_process import ServerProcess
+from rlhub.hub.openrlhf.export import label_of
+from rlhub.hub.server.process import ServerProcess
 
 DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v2", "math/fractions-l1-v1", "code/py-roman-v2")
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"

@@ -31,7 +31,7 @@ def get_registry() -> Any:
 def enforce_lock(path: str, registry: Any, mixture: Any = None) -> str:
     """``--locked LOCK``: refuse to run unless rlhub, the installed domains and ``mixture`` match
     the lock; return its hash."""
-    from rlhub.hub.lock import check_lock, read_lock
+    from rlhub.hub.publish.lock import check_lock, read_lock
 
     problems = check_lock(path, registry, mixture)
     if problems:

@@ -40,8 +40,8 @@ def push(
     json_out: bool = JsonOpt,
 ) -> None:
     """Bundle an environment (manifests, card, tasks, wheel or domain file, lock); upload it."""
-    from rlhub.hub.bundle import BuildOptions
-    from rlhub.hub.push import push as do_push
+    from rlhub.hub.publish.bundle import BuildOptions
+    from rlhub.hub.publish.push import push as do_push
 
     options = BuildOptions(test_size=test_size, train_size=train_size, source=source)
     result = do_push(target, to, revision=revision, registry=get_registry(), options=options)
@@ -83,8 +83,8 @@ def pull(
     json_out: bool = JsonOpt,
 ) -> None:
     """Download an environment, verify every hash, and install it under $RLHUB_HOME/envs."""
-    from rlhub.hub.pull import PullOptions
-    from rlhub.hub.pull import pull as do_pull
+    from rlhub.hub.publish.pull import PullOptions
+    from rlhub.hub.publish.pull import pull as do_pull
     from rlhub.plugins import reset
 
     options = PullOptions(trust_remote_code, update, expect_lock, project_lock)
@@ -119,7 +119,7 @@ def lock(
     json_out: bool = JsonOpt,
 ) -> None:
     """Write a lock pinning the plugin versions, domain versions and hashes of a mixture."""
-    from rlhub.hub.lock import mixture_lock, write_lock
+    from rlhub.hub.publish.lock import mixture_lock, write_lock
 
     made = mixture_lock(mixture, get_registry())
     write_lock(made, out)
@@ -140,8 +140,8 @@ def new_plugin(
     json_out: bool = JsonOpt,
 ) -> None:
     """Scaffold a plugin package that installs and passes `rlhub check` as generated."""
-    from rlhub.hub.errors import HubError
-    from rlhub.hub.scaffold import new_plugin as scaffold
+    from rlhub.hub.publish.errors import HubError
+    from rlhub.hub.publish.scaffold import new_plugin as scaffold
 
     taken = get_registry().plugins.get(name)
     if taken is not None:

@@ -1,7 +1,7 @@
 """``rlhub train CONFIG --backend openrlhf|local``: dispatch a training config to a trainer.
 
 The trainer comes from the ``rlhub_make_trainer(backend, config)`` hook: rlhub answers last for
-``openrlhf`` (:mod:`rlhub.hub.openrlhf_cmd`) and for ``local`` (the single-machine trainer), and any
+``openrlhf`` (:mod:`rlhub.hub.openrlhf.job`) and for ``local`` (the single-machine trainer), and any
 plugin can add or take over a backend. The hook receives the config file's mapping plus ``out``,
 ``submit``, ``locked`` (the lock path, already checked; ``lock_hash`` then holds its hash),
 ``config_path`` and ``base_dir`` (the config's folder, against which relative paths resolve).

@@ -1,7 +1,7 @@
 """The trainer wiring: rlhub's own trainer backends, answering ``rlhub_make_trainer`` last.
 
-``local`` is the single-machine GRPO trainer (:mod:`rlhub.hub.trainer_local`) and ``openrlhf`` the
-OpenRLHF job builder (:mod:`rlhub.hub.openrlhf_cmd`). They live here, above the core and the hub,
+``local`` is the single-machine GRPO trainer (:mod:`rlhub.hub.trainer.local`) and ``openrlhf`` the
+OpenRLHF job builder (:mod:`rlhub.hub.openrlhf.job`). They live here, above the core and the hub,
 so that the core never imports the hub: :func:`rlhub.cli.common.get_registry` registers this
 module on the registry the command line works with, and any plugin can add or take over a backend.
 """
@@ -20,11 +20,11 @@ BACKENDS = ("local", "openrlhf")
 @hookimpl(trylast=True)
 def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Any | None:
     if backend == "openrlhf":
-        from rlhub.hub.openrlhf_cmd import OpenRLHFTrainer
+        from rlhub.hub.openrlhf.job import OpenRLHFTrainer
 
         return OpenRLHFTrainer(config, registry)
     if backend == "local":
-        from rlhub.hub.trainer_local import make_local_trainer
+        from rlhub.hub.trainer.local import make_local_trainer
 
         return make_local_trainer(config, registry)
     return None

@@ -14,7 +14,7 @@ from rlhub.errors import DomainNotFound, SchedulerError, boundary, did_you_mean
 from rlhub.mixture import BUILTIN_STRATEGIES, DEFAULT_PARAMS, load_mixture
 from rlhub.scheduler.runlog import log_weights
 from rlhub.scheduler.stats import C, DomainStats
-from rlhub.scheduler.strategies import make_strategy
+from rlhub.scheduler.strategies import Fixed, Strategy
 from rlhub.task import Task
 
 if TYPE_CHECKING:
@@ -309,3 +309,15 @@ def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) < 120 else text[:117] + "..."
 
+
+def make_strategy(config: dict[str, Any]) -> Strategy:
+    """The built-in strategy named by ``config["strategy"]``."""
+    name = config["strategy"]
+    if name == "adaptive":
+        from rlhub.scheduler.adaptive import Adaptive
+
+        return Adaptive(config)
+    if name in ("uniform", "static", "temperature"):
+        return Fixed(config, name)
+    raise SchedulerError(f"unknown strategy {name!r}; expected adaptive, static, temperature or "
+                         "uniform, or a plugin's strategy")

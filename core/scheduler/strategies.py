@@ -89,16 +89,3 @@ class Fixed:
 
     def decide(self, stats: DomainStats, previous: np.ndarray) -> np.ndarray:
         return self.prior
-
-
-def make_strategy(config: dict[str, Any]) -> Strategy:
-    """The built-in strategy named by ``config["strategy"]``."""
-    name = config["strategy"]
-    if name == "adaptive":
-        from rlhub.scheduler.adaptive import Adaptive
-
-        return Adaptive(config)
-    if name in ("uniform", "static", "temperature"):
-        return Fixed(config, name)
-    raise SchedulerError(f"unknown strategy {name!r}; expected adaptive, static, temperature or "
-                         "uniform, or a plugin's strategy")

@@ -173,7 +173,7 @@ async def serve_session(ws: Any, session: Session, max_bytes: int) -> None:
 
 
 async def _answer(session: Session, raw: str) -> str | None:
-    from rlhub.hub.server import ApiError
+    from rlhub.hub.server.protocol import ApiError
 
     try:
         message = json.loads(raw)

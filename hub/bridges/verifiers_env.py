@@ -81,7 +81,7 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
     """The mixture's tasks, as ``rlhub export`` draws them."""
 
     def load(self) -> list[RlhubTask]:
-        from rlhub.hub.export import largest_remainder
+        from rlhub.hub.openrlhf.export import largest_remainder
         from rlhub.scheduler import Scheduler, load_mixture
 
         cfg = self.config

@@ -35,7 +35,7 @@ def data_registry(data_domain: Path) -> Any:
 def plugin_bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The bundle of the installed first-party plugin ``structured``, wheel included."""
     from rlhub import Registry
-    from rlhub.hub.bundle import BuildOptions, build_bundle
+    from rlhub.hub.publish.bundle import BuildOptions, build_bundle
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RLHUB_HOME", str(tmp_path_factory.mktemp("session_home")))

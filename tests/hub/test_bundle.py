@@ -12,10 +12,10 @@ import yaml
 from hub_helpers import write_data_domain
 
 from rlhub import Registry
-from rlhub.hub.bundle import BuildOptions, build_bundle, verify_bundle
-from rlhub.hub.errors import HubError, IntegrityError
-from rlhub.hub.lock import domain_record, lock_hash, seal
-from rlhub.hub.wheel import source_dir
+from rlhub.hub.publish.bundle import BuildOptions, build_bundle, verify_bundle
+from rlhub.hub.publish.errors import HubError, IntegrityError
+from rlhub.hub.publish.lock import domain_record, lock_hash, seal
+from rlhub.hub.publish.wheel import source_dir
 from rlhub.provenance import sha256_file
 
 SMALL = BuildOptions(test_size=4, train_size=3)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rlhub import Task, registry
 from rlhub.errors import SchedulerError
-from rlhub.hub.export import export_tasks, largest_remainder, rows, write_jsonl
-from rlhub.hub.server_protocol import parse_label
+from rlhub.hub.openrlhf.export import export_tasks, largest_remainder, rows, write_jsonl
+from rlhub.hub.server.protocol import parse_label
 from typer.testing import CliRunner
 
 MIXTURE = {"strategy": "static", "seed": 4,
@@ -107,7 +107,7 @@ def test_rows_of_a_held_out_split_are_eval_rows_and_train_rows_say_so(tmp_path: 
 
 
 def test_a_label_without_a_role_is_never_a_training_row() -> None:
-    from rlhub.hub.export import label_of, role_of
+    from rlhub.hub.openrlhf.export import label_of, role_of
 
     task = Task("x/y-v1:train:0:0", "x/y-v1", "hello")  # an id with coordinates
     assert role_of(json.loads(label_of(task, "train"))) == "train"

@@ -10,12 +10,12 @@ import pytest
 from hub_helpers import installed
 
 from rlhub import Registry
-from rlhub.hub.bundle import BuildOptions, build_bundle
-from rlhub.hub.errors import HubError, IntegrityError, RevisionNotFound
-from rlhub.hub.lock import dumps, seal
-from rlhub.hub.pull import pull
-from rlhub.hub.push import push
-from rlhub.hub.remote import FsspecRemote
+from rlhub.hub.publish.bundle import BuildOptions, build_bundle
+from rlhub.hub.publish.errors import HubError, IntegrityError, RevisionNotFound
+from rlhub.hub.publish.lock import dumps, seal
+from rlhub.hub.publish.pull import pull
+from rlhub.hub.publish.push import push
+from rlhub.hub.publish.remote import FsspecRemote
 from rlhub.plugins import reset
 
 pytestmark = pytest.mark.usefixtures("project_folder")

@@ -15,11 +15,11 @@ import pytest
 from hub_helpers import ROWS, api, installed
 
 from rlhub import Registry
-from rlhub.hub.bundle import BuildOptions
-from rlhub.hub.errors import HubError, IntegrityError, RevisionNotFound
-from rlhub.hub.hf import HfRemote
-from rlhub.hub.pull import pull
-from rlhub.hub.push import push
+from rlhub.hub.publish.bundle import BuildOptions
+from rlhub.hub.publish.errors import HubError, IntegrityError, RevisionNotFound
+from rlhub.hub.publish.hf import HfRemote
+from rlhub.hub.publish.pull import pull
+from rlhub.hub.publish.push import push
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 

@@ -13,9 +13,9 @@ import httpx
 import pytest
 from hub_helpers import api
 
-from rlhub.hub.errors import IntegrityError
-from rlhub.hub.hf import HfRemote
-from rlhub.hub.pull import pull
+from rlhub.hub.publish.errors import IntegrityError
+from rlhub.hub.publish.hf import HfRemote
+from rlhub.hub.publish.pull import pull
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 

@@ -12,7 +12,7 @@ import yaml
 from hub_helpers import ROWS, write_data_domain
 
 from rlhub import Registry, sourcegraph
-from rlhub.hub.lock import check_lock, lock_hash, mixture_lock, read_lock, seal, write_lock
+from rlhub.hub.publish.lock import check_lock, lock_hash, mixture_lock, read_lock, seal, write_lock
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_a_changed_dataset_is_named_with_the_hash_that_changed(
     write_data_domain(data_domain.parent.parent, rows=ROWS[:-1])
     now = Registry(domain_files=[data_domain])
     was = lock["domains"]["mydata/double-v1"]["verifier_code_hash"]
-    from rlhub.hub.lock import domain_record
+    from rlhub.hub.publish.lock import domain_record
 
     new = domain_record(now.manifest("mydata/double-v1"), now)["verifier_code_hash"]
     assert check_lock(path, now) == [

@@ -35,12 +35,12 @@ import offline_tokenizers  # noqa: E402
 import test_openrlhf_harness as harness  # noqa: E402
 from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel  # noqa: E402
 from rlhub import Registry, registry  # noqa: E402
-from rlhub.hub.export import as_messages, label_of, write_jsonl  # noqa: E402
-from rlhub.hub.server_process import ServerProcess  # noqa: E402
+from rlhub.hub.openrlhf.export import as_messages, label_of, write_jsonl  # noqa: E402
+from rlhub.hub.server.process import ServerProcess  # noqa: E402
 from rlhub.serving import bind, refused_port  # noqa: E402
-from rlhub.hub.server_protocol import LOG_KEYS  # noqa: E402
+from rlhub.hub.server.protocol import LOG_KEYS  # noqa: E402
 
-AGENT = Path(__file__).resolve().parents[2] / "hub" / "openrlhf_agent.py"
+AGENT = Path(__file__).resolve().parents[2] / "hub" / "openrlhf" / "agent.py"
 MIXTURE = "strategy: static\ndomains:\n  flaky/ok-v1: 1\n  math/arithmetic-l1-v1: 1\n"
 MARKERS = {"qwen2": "<|im_start|>assistant", "llama3": "<|start_header_id|>assistant"}
 
@@ -325,7 +325,7 @@ def test_the_job_stops_when_no_group_settles_within_the_outage_budget(
         server: ServerProcess, models: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     module = load_agent(monkeypatch, server.url, RLHUB_OUTAGE_BUDGET_S="0",
                         RLHUB_INFRA_RETRIES="0")
-    from rlhub.hub.openrlhf_group import HubOutage
+    from rlhub.hub.openrlhf.group import HubOutage
 
     with pytest.raises(HubOutage, match=r"voided by failures that are not the model's "
                                         r"\(\{'sandbox': 1\}\)"):
@@ -333,7 +333,7 @@ def test_the_job_stops_when_no_group_settles_within_the_outage_budget(
 
 
 def test_an_unreachable_hub_stops_the_job_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rlhub.hub.openrlhf_client import HubMisconfigured
+    from rlhub.hub.openrlhf.client import HubMisconfigured
 
     url = f"http://127.0.0.1:{refused_port()}"
     module = load_agent(monkeypatch, url, RLHUB_STARTUP_TIMEOUT_S="1")
@@ -384,7 +384,7 @@ def test_repair_turns_sample_hotter_when_a_temperature_step_is_set(
 
 
 def test_the_agent_refuses_to_start_without_a_server_url() -> None:
-    from rlhub.hub.openrlhf_agent import AgentSettings
+    from rlhub.hub.openrlhf.agent import AgentSettings
 
     with pytest.raises(RuntimeError, match="expected RLHUB_SERVER_URL"):
         AgentSettings.from_env({})
@@ -396,7 +396,7 @@ def test_the_agent_refuses_to_start_without_a_server_url() -> None:
 @pytest.mark.parametrize("family", ["qwen2", "llama3"])
 def test_the_reply_closes_the_turn_only_where_the_action_ids_do_not(
         models: dict[str, str], family: str) -> None:
-    from rlhub.hub.openrlhf_format import ChatFormat
+    from rlhub.hub.openrlhf.chat import ChatFormat
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(models[family])

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import offline_tokenizers  # noqa: E402
 from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel  # noqa: E402
 from rlhub import Registry, registry  # noqa: E402
-from rlhub.hub.export import as_messages, label_of  # noqa: E402
-from rlhub.hub.server_process import ServerProcess  # noqa: E402
-from rlhub.hub.server_protocol import LOG_KEYS  # noqa: E402
+from rlhub.hub.openrlhf.export import as_messages, label_of  # noqa: E402
+from rlhub.hub.server.process import ServerProcess  # noqa: E402
+from rlhub.hub.server.protocol import LOG_KEYS  # noqa: E402
 
 HARNESS = Path(__file__).with_name("test_openrlhf_harness.py")
 DOMAINS = ("math/arithmetic-l1-v1", "code/py-roman-v2", "instruct/lowercase-v2",

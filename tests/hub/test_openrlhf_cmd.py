@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from rlhub.errors import TrainerError
-from rlhub.hub.openrlhf_cmd import build_command, load_config, train_ppo_argv
+from rlhub.hub.openrlhf.job import build_command, load_config, train_ppo_argv
 from typer.testing import CliRunner
 
 pytest.importorskip("openrlhf", reason="openrlhf is not installed (pip install --no-deps "
@@ -69,7 +69,7 @@ def test_agent_mode_passes_the_agent_module_and_its_environment(parsed: dict) ->
     plan, result = parsed["agent"]
     assert result["reached"] == "ray.init", result
     args = result["args"]
-    assert args["train"]["agent_func_path"] == str(ROOT / "hub" / "openrlhf_agent.py")
+    assert args["train"]["agent_func_path"] == str(ROOT / "hub" / "openrlhf" / "agent.py")
     assert Path(args["train"]["agent_func_path"]).is_file()
     assert args["reward"]["remote_url"] == ["agent"]  # OpenRLHF rewrites it, then splits on ","
     assert args["algo"]["advantage"]["estimator"] == "gae"
@@ -190,7 +190,7 @@ def test_a_lock_that_does_not_match_stops_the_run_before_anything_is_written(
 
 
 def test_the_group_size_given_only_to_openrlhf_is_the_one_everything_uses() -> None:
-    from rlhub.hub.openrlhf_cmd import group_size
+    from rlhub.hub.openrlhf.job import group_size
 
     raw = {**load_config(EXAMPLE), "n_samples_per_prompt": None,
            "openrlhf": {"rollout.n_samples_per_prompt": 4}}
@@ -203,8 +203,8 @@ def test_the_group_size_given_only_to_openrlhf_is_the_one_everything_uses() -> N
 
 def test_submitting_to_a_hub_that_cannot_serve_the_job_is_refused_at_launch(
         tmp_path: Path) -> None:
-    from rlhub.hub.openrlhf_cmd import check_server
-    from rlhub.hub.server_process import ServerProcess
+    from rlhub.hub.openrlhf.job import check_server
+    from rlhub.hub.server.process import ServerProcess
 
     agent = {**load_config(EXAMPLE), "mode": "agent", "schedule": True}
     with ServerProcess(["--workers", "1"], env={"RLHUB_HOME": str(tmp_path)}) as server:

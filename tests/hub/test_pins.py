@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from hub_helpers import api, installed
 
-from rlhub.hub.bundle import BuildOptions, build_bundle
-from rlhub.hub.errors import IntegrityError
-from rlhub.hub.lock import dumps, seal
-from rlhub.hub.pins import PinMismatch
-from rlhub.hub.pull import PullOptions, pull
-from rlhub.hub.push import push
+from rlhub.hub.publish.bundle import BuildOptions, build_bundle
+from rlhub.hub.publish.errors import IntegrityError
+from rlhub.hub.publish.lock import dumps, seal
+from rlhub.hub.publish.pins import PinMismatch
+from rlhub.hub.publish.pull import PullOptions, pull
+from rlhub.hub.publish.push import push
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 

@@ -14,11 +14,11 @@ import pytest
 from hub_helpers import installed
 
 from rlhub import Registry
-from rlhub.hub.bundle import BuildOptions
-from rlhub.hub.errors import IntegrityError, RevisionNotFound
-from rlhub.hub.pull import pull
-from rlhub.hub.push import push
-from rlhub.hub.remote import FsspecRemote
+from rlhub.hub.publish.bundle import BuildOptions
+from rlhub.hub.publish.errors import IntegrityError, RevisionNotFound
+from rlhub.hub.publish.pull import pull
+from rlhub.hub.publish.push import push
+from rlhub.hub.publish.remote import FsspecRemote
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 

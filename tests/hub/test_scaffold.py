@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from rlhub.hub.errors import HubError
-from rlhub.hub.pull import PullOptions, pull
-from rlhub.hub.scaffold import new_plugin, render
+from rlhub.hub.publish.errors import HubError
+from rlhub.hub.publish.pull import PullOptions, pull
+from rlhub.hub.publish.scaffold import new_plugin, render
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 

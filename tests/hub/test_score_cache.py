@@ -7,7 +7,7 @@ from typing import Any
 import toyplug
 
 from rlhub import Registry
-from rlhub.hub.trainer_eval import ScoreCache
+from rlhub.hub.trainer.heldout import ScoreCache
 
 
 def cache(size: int) -> tuple[ScoreCache, Any]:

@@ -13,10 +13,10 @@ import pytest
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
 from rlhub import registry
-from rlhub.hub.export import label_of
-from rlhub.hub.server import ServerConfig, create_app
-from rlhub.hub.server_process import ServerProcess
-from rlhub.hub.server_protocol import LOG_KEYS, strip_trailing_tokens
+from rlhub.hub.openrlhf.export import label_of
+from rlhub.hub.server.app import ServerConfig, create_app
+from rlhub.hub.server.process import ServerProcess
+from rlhub.hub.server.protocol import LOG_KEYS, strip_trailing_tokens
 from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"

@@ -20,9 +20,9 @@ import pytest
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
 from rlhub import registry
-from rlhub.hub.export import label_of
-from rlhub.hub.server import ServerConfig, create_app
-from rlhub.hub.server_process import ServerProcess
+from rlhub.hub.openrlhf.export import label_of
+from rlhub.hub.server.app import ServerConfig, create_app
+from rlhub.hub.server.process import ServerProcess
 from starlette.testclient import TestClient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

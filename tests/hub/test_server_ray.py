@@ -26,8 +26,8 @@ pytest.importorskip("ray", reason="ray is not installed (pip install 'rlhub[ray]
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
 from rlhub import registry
-from rlhub.hub.export import label_of
-from rlhub.hub.server_process import ServerProcess
+from rlhub.hub.openrlhf.export import label_of
+from rlhub.hub.server.process import ServerProcess
 from tests.sandbox.conftest import host_processes_with
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]

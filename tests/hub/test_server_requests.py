@@ -19,9 +19,9 @@ import pytest
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
 from rlhub import Registry, registry
-from rlhub.hub.export import label_of
-from rlhub.hub.server import ServerConfig, create_app
-from rlhub.hub.server_protocol import FAILURE_KEYS, LOG_KEYS, split_query
+from rlhub.hub.openrlhf.export import label_of
+from rlhub.hub.server.app import ServerConfig, create_app
+from rlhub.hub.server.protocol import FAILURE_KEYS, LOG_KEYS, split_query
 from starlette.testclient import TestClient
 from test_server import MIXTURE, PROMPT
 

@@ -11,11 +11,11 @@ import pytest
 from hub_helpers import installed, write_data_domain
 
 from rlhub import Registry
-from rlhub.hub.bundle import BuildOptions, Bundle, build_bundle
-from rlhub.hub.errors import HubError
-from rlhub.hub.lock import dumps, seal
-from rlhub.hub.pull import pull
-from rlhub.hub.remote import FsspecRemote
+from rlhub.hub.publish.bundle import BuildOptions, Bundle, build_bundle
+from rlhub.hub.publish.errors import HubError
+from rlhub.hub.publish.lock import dumps, seal
+from rlhub.hub.publish.pull import pull
+from rlhub.hub.publish.remote import FsspecRemote
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 

@@ -15,8 +15,8 @@ pytest.importorskip("trl", reason="the local trainer needs the train extra (trl)
 import faultplug
 import rlhub
 import torch
-from rlhub.hub.trainer_eval import ScoreCache
-from rlhub.hub.trainer_grpo import BatchSource, group_advantages
+from rlhub.hub.trainer.heldout import ScoreCache
+from rlhub.hub.trainer.grpo import BatchSource, group_advantages
 
 G = 4
 ROWS = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages",
@@ -25,7 +25,7 @@ ROWS = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advan
 
 @pytest.fixture
 def registry():
-    from rlhub.hub.trainer_local import _quiet_known_warnings
+    from rlhub.hub.trainer.local import _quiet_known_warnings
 
     faultplug.restore()
     with warnings.catch_warnings():
@@ -35,8 +35,8 @@ def registry():
 
 
 def _session(registry, tmp_path, domain, retries):
-    from rlhub.hub.trainer_local import LocalTrainer
-    from rlhub.hub.trainer_session import Session
+    from rlhub.hub.trainer.local import LocalTrainer
+    from rlhub.hub.trainer.session import Session
 
     config = {"strategy": "static", "domains": {domain: 1.0},
               "train": {"scheduler": {"strategy": "static"},
@@ -148,7 +148,7 @@ def test_a_run_whose_sandbox_stays_down_trains_on_the_rest_and_counts_every_faul
         registry, tmp_path):
     import json
 
-    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.hub.trainer.local import LocalTrainer
     from rlhub.store import TrajectoryStore
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

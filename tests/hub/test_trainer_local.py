@@ -10,10 +10,10 @@ pytest.importorskip("trl", reason="the local trainer needs the train extra (trl)
 import rlhub
 import torch
 from rlhub.errors import TrainerError
-from rlhub.hub.trainer_config import load_train_config
-from rlhub.hub.trainer_controls import LearningRateControl, TemperatureControl
-from rlhub.hub.trainer_eval import paired_bootstrap
-from rlhub.hub.trainer_text import RowTemperature, attach_mask_positions, left_pad
+from rlhub.hub.trainer.config import load_train_config
+from rlhub.hub.trainer.controls import LearningRateControl, TemperatureControl
+from rlhub.hub.trainer.heldout import paired_bootstrap
+from rlhub.hub.trainer.text import RowTemperature, attach_mask_positions, left_pad
 from rlhub.monitor import Shift
 
 TINY = ["math/tiny-count-v1", "math/tiny-lambda-v1"]
@@ -96,7 +96,7 @@ def test_learning_rate_backs_off_on_a_downward_shift_only_and_respects_its_floor
 
 
 def test_a_zero_variance_group_is_refilled_once_from_its_own_domain():
-    from rlhub.hub.trainer_grpo import BatchSource
+    from rlhub.hub.trainer.grpo import BatchSource
 
     mixture = {"strategy": "static", "domains": {TINY[0]: 1.0, TINY[1]: 1.0}}
     source = BatchSource(rlhub.Scheduler.from_config(mixture, rlhub.registry()), 4, 0.5)
@@ -148,7 +148,7 @@ def test_a_time_budget_from_an_older_config_is_refused_with_the_step_key_to_use(
 
 
 def test_the_warm_up_runs_its_steps_and_reports_a_time_guard_that_stopped_it(tiny):
-    from rlhub.hub.trainer_sft import gold_stream, warm_up
+    from rlhub.hub.trainer.sft import gold_stream, warm_up
 
     model, tok = tiny
     domains = {d: rlhub.registry().get(d) for d in TINY}
@@ -186,7 +186,7 @@ def _tb_tags(run_dir):
 @pytest.mark.slow
 def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
     import driftplug
-    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.hub.trainer.local import LocalTrainer
     from rlhub.scheduler import read_weights
     from rlhub.store import TrajectoryStore
 
@@ -254,7 +254,7 @@ def test_the_same_seed_gives_the_same_summary_on_a_quiet_and_a_loaded_machine(tm
     import subprocess
     import sys
 
-    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.hub.trainer.local import LocalTrainer
 
     config = {
         "strategy": "static", "domains": {TINY[0]: 1.0, TINY[1]: 1.0},
@@ -281,8 +281,8 @@ def test_the_same_seed_gives_the_same_summary_on_a_quiet_and_a_loaded_machine(tm
 def test_a_locked_run_keeps_the_lock_hash_out_of_the_mixture_and_on_every_trajectory(tmp_path):
     import warnings
 
-    from rlhub.hub.trainer_local import _quiet_known_warnings, make_local_trainer
-    from rlhub.hub.trainer_session import Session
+    from rlhub.hub.trainer.local import _quiet_known_warnings, make_local_trainer
+    from rlhub.hub.trainer.session import Session
 
     trainer = make_local_trainer({"domains": {TINY[0]: 1.0}, "out": str(tmp_path / "run"),
                                   "lock_hash": "abc123", "locked": "rlhub.lock",

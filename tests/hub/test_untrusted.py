@@ -20,12 +20,12 @@ from hub_helpers import installed, write_data_domain
 
 from rlhub import Registry
 from rlhub.errors import ManifestError
-from rlhub.hub.bundle import BuildOptions, Bundle, build_bundle
-from rlhub.hub.errors import IntegrityError, PolicyError
-from rlhub.hub.lock import dumps, seal
-from rlhub.hub.pull import PullOptions, pull
-from rlhub.hub.push import push
-from rlhub.hub.remote import FsspecRemote
+from rlhub.hub.publish.bundle import BuildOptions, Bundle, build_bundle
+from rlhub.hub.publish.errors import IntegrityError, PolicyError
+from rlhub.hub.publish.lock import dumps, seal
+from rlhub.hub.publish.pull import PullOptions, pull
+from rlhub.hub.publish.push import push
+from rlhub.hub.publish.remote import FsspecRemote
 from rlhub.testing.judge_server import ScriptedJudge
 from rlhub.verifiers.endpoints import reset_endpoints
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rlhub.hub.server_process import ServerProcess
+from rlhub.hub.server.process import ServerProcess
 
 NATIVE, ARITH, GUESS = "math/tiny-succ-v1", "vf/rlhub-test-arith-v1", "vf/rlhub-test-guess-v1"
 
@@ -78,7 +78,7 @@ def test_a_pushed_bundle_records_the_bridge_and_the_source_version(vf_registry, 
 
 @pytest.mark.slow
 def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_registry, tmp_path):
-    from rlhub.hub.trainer_local import LocalTrainer
+    from rlhub.hub.trainer.local import LocalTrainer
     from rlhub.store import TrajectoryStore
 
     config = {"strategy": "static", "domains": {NATIVE: 1.0, ARITH: 1.0},
@@ -106,7 +106,7 @@ def test_openrlhfs_agent_module_plays_a_bridged_multi_turn_domain(vf_registry, m
     import offline_tokenizers
     from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel
 
-    from rlhub.hub.export import as_messages, label_of
+    from rlhub.hub.openrlhf.export import as_messages, label_of
 
     model_dir = str(offline_tokenizers.build("qwen2", tmp_path / "qwen2"))
     domain = vf_registry.get(GUESS)
@@ -114,7 +114,7 @@ def test_openrlhfs_agent_module_plays_a_bridged_multi_turn_domain(vf_registry, m
     secret = domain.source_task(task).data.secret
     with ServerProcess(["--workers", "2"], env=dict(os.environ)) as server:
         monkeypatch.setenv("RLHUB_SERVER_URL", server.url)
-        path = Path(__file__).resolve().parents[3] / "hub" / "openrlhf_agent.py"
+        path = Path(__file__).resolve().parents[3] / "hub" / "openrlhf" / "agent.py"
         spec = importlib.util.spec_from_file_location("agent_module", str(path))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlhub.datadomain import INSTALL_RECORD
-from rlhub.hub.bundle import Bundle
-from rlhub.hub.errors import HubError, PolicyError
-from rlhub.hub.remote import Ref
+from rlhub.hub.publish.bundle import Bundle
+from rlhub.hub.publish.errors import HubError, PolicyError
+from rlhub.hub.publish.remote import Ref
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry

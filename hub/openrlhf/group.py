@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub.failures import is_trainable
-from rlhub.hub.openrlhf_client import HubError, Tally
+from rlhub.hub.openrlhf.client import HubError, Tally
 
 
 class HubOutage(HubError):
@@ -55,7 +55,7 @@ class Member:
     reward: float = 0.0  # the episode's return: the sum of the step rewards given to OpenRLHF
     logs: dict[str, float] = field(default_factory=dict)
     tally: Tally = field(default_factory=Tally)
-    episode: Any = None  # its rlhub.hub.openrlhf_episode.Episode, once opened
+    episode: Any = None  # its rlhub.hub.openrlhf.episode.Episode, once opened
 
     def hit(self, failure: str, error: str | None) -> None:
         """Record a failure class; the first one that is not the model's sticks."""

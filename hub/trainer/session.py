@@ -1,6 +1,6 @@
 """One run of the local trainer: the objects a run holds and the order of its phases.
 
-See :mod:`rlhub.hub.trainer_local` for the phases and outputs. :class:`Session` builds the
+See :mod:`rlhub.hub.trainer.local` for the phases and outputs. :class:`Session` builds the
 registry, scheduler, store, monitor, event log, model and held-out set; :class:`StepHooks` is the
 ``TrainerCallback`` that runs the hub's side of every GRPO step (controls, logs, store, in-run
 evaluation, the time guard).
@@ -15,12 +15,12 @@ import time
 from typing import Any
 
 import torch
-from rlhub.hub.trainer_config import TrainConfig
-from rlhub.hub.trainer_controls import EventLog, make_controls, set_learning_rate
-from rlhub.hub.trainer_eval import HeldOut, HeldOutResult, ScoreCache, compare
-from rlhub.hub.trainer_grpo import BatchSource, HubGRPOTrainer, Recorder
-from rlhub.hub.trainer_sft import gold_stream, warm_up
-from rlhub.hub.trainer_text import attach_mask_positions, load_saved
+from rlhub.hub.trainer.config import TrainConfig, config_signature
+from rlhub.hub.trainer.controls import EventLog, make_controls, set_learning_rate
+from rlhub.hub.trainer.heldout import HeldOut, HeldOutResult, ScoreCache, compare
+from rlhub.hub.trainer.grpo import BatchSource, HubGRPOTrainer, Recorder
+from rlhub.hub.trainer.sft import gold_stream, warm_up
+from rlhub.hub.trainer.text import attach_mask_positions, load_saved
 from rlhub.rollout import Trajectory
 from transformers import PrinterCallback, TrainerCallback
 
@@ -65,7 +65,6 @@ class Session:
 
     def _write_run_json(self) -> None:
         from rlhub import __version__
-        from rlhub.hub.trainer_local import config_signature
 
         self.store.write_json("run.json", {
             "run_id": self.owner.run_id, "kind": "train", "backend": "local",

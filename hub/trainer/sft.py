@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 from rlhub.errors import TrainerError
-from rlhub.hub.trainer_text import encode, left_pad, render_prompt
+from rlhub.hub.trainer.text import encode, left_pad, render_prompt
 from rlhub.task import Task
 
 

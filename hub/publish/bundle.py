@@ -2,16 +2,16 @@
 
 A bundle is a folder::
 
-    README.md                         the environment card (rlhub.hub.card)
+    README.md                         the environment card (rlhub.hub.publish.card)
     manifests/<plugin>--<name>.json   each domain's manifest
     data/<plugin>--<name>/test.parquet   the held-out task set; train.parquet: a train sample
     wheels/<dist>-<version>-*.whl     the plugin's wheel (plugin domains), or
     domains/<file>.yaml + datasets    the data-only domain files, with their datasets beside them
     docker/<sha256[:16]>/Dockerfile   each sandbox Dockerfile a manifest names
     rlhub.lock                        sha256 and size of every other file, each domain's record
-                                      (rlhub.hub.lock.domain_record) and image digest
+                                      (rlhub.hub.publish.lock.domain_record) and image digest
 
-The bundle's id is its lock hash (:func:`rlhub.hub.lock.lock_hash`), so two bundles with the same
+The bundle's id is its lock hash (:func:`rlhub.hub.publish.lock.lock_hash`), so two bundles with the same
 id hold the same bytes. :func:`build_bundle` makes one from installed domains;
 :func:`verify_bundle` checks a downloaded one before anything of it is used.
 """
@@ -27,9 +27,9 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import DomainNotFound, did_you_mean
-from rlhub.hub.card import render_card, slug
-from rlhub.hub.errors import HubError, IntegrityError
-from rlhub.hub.lock import (
+from rlhub.hub.publish.card import render_card, slug
+from rlhub.hub.publish.errors import HubError, IntegrityError
+from rlhub.hub.publish.lock import (
     LOCK_FILE,
     LOCK_VERSION,
     domain_record,
@@ -295,7 +295,7 @@ def _add_wheels(
     source: Path | None,
     domains: dict[str, dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    from rlhub.hub.wheel import build_wheel, source_dir
+    from rlhub.hub.publish.wheel import build_wheel, source_dir
 
     dists: dict[str, str] = {}
     for m in manifests:

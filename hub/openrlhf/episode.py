@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlhub.failures import is_trainable
-from rlhub.hub.export import role_of
-from rlhub.hub.openrlhf_client import HubClient, HubMisconfigured, HubRefused, HubUnavailable
-from rlhub.hub.openrlhf_group import Group, Member
-from rlhub.hub.server_protocol import FORMAT_COMPONENTS, LabelError, parse_label
+from rlhub.hub.openrlhf.export import role_of
+from rlhub.hub.openrlhf.client import HubClient, HubMisconfigured, HubRefused, HubUnavailable
+from rlhub.hub.openrlhf.group import Group, Member
+from rlhub.hub.server.protocol import FORMAT_COMPONENTS, LabelError, parse_label
 
 log = logging.getLogger("rlhub.openrlhf_agent")
 
@@ -172,7 +172,7 @@ def failure_of(result: dict[str, Any]) -> str:
 
 
 def step_logs(info: dict[str, Any]) -> dict[str, float]:
-    """The ``extra_logs`` values a step's ``info`` gives (see ``server_protocol.LOG_KEYS``)."""
+    """The ``extra_logs`` values a step's ``info`` gives (see ``rlhub.hub.server.protocol.LOG_KEYS``)."""
     components = (info.get("score") or {}).get("components") or {}
     passed = float(bool(info.get("passed")))
     fmt = next((components[k] for k in FORMAT_COMPONENTS if k in components), passed)

@@ -11,7 +11,7 @@ The package follows the layout of PLUGINS.md (STYLE.md section 7)::
     <dir>/<NAME>/tests/test_contract.py   the contract kit over every domain of the plugin
     <dir>/<NAME>/tests/test_domains.py    focused tests of the example domain
 
-The files are ``string.Template`` templates in ``rlhub/hub/templates/plugin`` (``$namespace``,
+The files are ``string.Template`` templates in ``rlhub/hub/publish/templates/plugin`` (``$namespace``,
 ``$package``, ``$dist``), so what is generated can be read there as it is.
 """
 
@@ -22,7 +22,7 @@ import string
 from importlib import resources
 from pathlib import Path
 
-from rlhub.hub.errors import HubError
+from rlhub.hub.publish.errors import HubError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 # output path (with {package}) -> template path under templates/plugin
@@ -51,7 +51,7 @@ def names(name: str) -> dict[str, str]:
 def render(name: str) -> dict[str, str]:
     """Every generated file's relative path and text, without writing anything."""
     values = names(name)
-    root = resources.files("rlhub.hub").joinpath("templates", "plugin")
+    root = resources.files("rlhub.hub.publish").joinpath("templates", "plugin")
     out = {}
     for target, template in FILES.items():
         text = root.joinpath(*template.split("/")).read_text()

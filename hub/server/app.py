@@ -3,7 +3,7 @@
 Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 
 =============================  =====================================================================
-``POST /get_reward``           OpenRLHF's remote reward protocol (see :mod:`.server_protocol`).
+``POST /get_reward``           OpenRLHF's remote reward protocol (see :mod:`.protocol`).
                                Always 200 with one reward per query; bad, forged or unserved
                                labels and failed verifiers give the minimum reward and
                                ``error = 1`` (failure class ``label`` for a refused label).
@@ -24,7 +24,7 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 =============================  =====================================================================
 
 Calls that change state (``/v1/sample``, ``/v1/episodes``, ``.../step``, ``/v1/scheduler/observe``)
-take an ``Idempotency-Key`` header (:mod:`.server_dedupe`): a retry with the same key gets the first
+take an ``Idempotency-Key`` header (:mod:`.dedupe`): a retry with the same key gets the first
 request's answer instead of running again. A verification (``/get_reward``, ``/v1/verify``) that
 meets an infrastructure failure (class ``sandbox``, ``verifier`` or ``judge``) is repeated up to
 ``infra_retries`` times before the server answers (an episode step is not: its episode ends, and
@@ -37,7 +37,7 @@ load would be the worst answer. At most ``max_inflight`` requests are admitted a
 64 per worker); a request beyond that waits at the admission gate *before its body is read*, so a
 parked request holds only its headers and uvicorn's paused read buffer (at most 64 KiB), and
 connections beyond those wait in the listen backlog (``backlog``, kernel memory). Admitted work
-goes to a pool of ``workers`` threads or Ray actors (:mod:`.server_pool`); the event loop only
+goes to a pool of ``workers`` threads or Ray actors (:mod:`.pool`); the event loop only
 parses and answers. A verification that overruns ``verify_timeout_s × 3`` of its domain is
 answered with the minimum reward and ``error = 1`` (its thread finishes in the background).
 
@@ -45,7 +45,7 @@ Trust (:mod:`rlhub.labels`): every task arriving from a client, in a ``/get_rewa
 ``/v1`` body, goes through one :class:`~rlhub.labels.LabelGate`: it is verified only when the
 server can regenerate it from its coordinates or it carries the server key's signature, and only
 for a served domain (the mixture's and ``--allow-domain`` globs; every installed domain when
-neither is given). Limits (:mod:`.server_guard`): bodies are read as a stream and refused past
+neither is given). Limits (:mod:`.guard`): bodies are read as a stream and refused past
 ``max_body_bytes``; at most ``max_items`` samples per request (413); one sample's crash is that
 sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
 verifications still run.
@@ -66,8 +66,8 @@ from typing import Any
 from rlhub import labels
 from rlhub.errors import DomainNotFound, LabelError, RlhubError
 from rlhub.failures import of_exception
-from rlhub.hub.server_dedupe import RequestLog
-from rlhub.hub.server_guard import (
+from rlhub.hub.server.dedupe import RequestLog
+from rlhub.hub.server.guard import (
     RequestRefused,
     check_items,
     claimed_domain,
@@ -77,18 +77,19 @@ from rlhub.hub.server_guard import (
     read_body,
     read_raw,
 )
-from rlhub.hub.server_metrics import Metrics
-from rlhub.hub.server_pool import Pool, make_pool
-from rlhub.hub.server_protocol import (
+from rlhub.hub.server.metrics import Metrics
+from rlhub.hub.server.pool import Pool, make_pool
+from rlhub.hub.server.protocol import (
     DEFAULT_STRIP_TOKENS,
+    ApiError,
     Outcome,
     answer,
     batch_items,
     decode_response,
     outcome_from_score,
 )
-from rlhub.hub.server_protocol import LabelError as BodyError
-from rlhub.hub.server_state import EpisodeTable, SchedulerHub
+from rlhub.hub.server.protocol import LabelError as BodyError
+from rlhub.hub.server.state import EpisodeTable, SchedulerHub
 from rlhub.task import Task
 
 VERIFY_TIMEOUT_FACTOR = 3.0
@@ -130,14 +131,6 @@ class ServerConfig:
     @property
     def admission(self) -> int:
         return self.max_inflight or 64 * max(1, self.workers or 4 * (os.cpu_count() or 1))
-
-
-class ApiError(Exception):
-    """A client error on a ``/v1`` endpoint: answered as ``{"error": message}`` with ``status``."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 class Gate:

@@ -3,14 +3,14 @@
 :class:`HubGRPOTrainer` subclasses ``trl.GRPOTrainer`` at one seam,
 ``_generate_and_score_completions``: it ignores the placeholder rows TRL's dataloader hands it and
 generates for the tasks :class:`BatchSource` draws from the adaptive scheduler instead, each row
-carrying its domain's current temperature (:class:`~rlhub.hub.trainer_text.RowTemperature`, also
+carrying its domain's current temperature (:class:`~rlhub.hub.trainer.text.RowTemperature`, also
 applied in the loss through ``_compute_loss``). The reward function is a :class:`Recorder`: it
 verifies every completion with its domain (the sandbox for code domains), turns each into a
 :class:`~rlhub.rollout.Trajectory` with provenance for the store and the monitor, and keeps the
 batch's group rewards for the scheduler.
 
 Faults that are not the model's (:mod:`rlhub.failures`: a sandbox down, a crashed verifier, an
-unreachable judge) never reach the loss. The :class:`~rlhub.hub.trainer_eval.ScoreCache` retries
+unreachable judge) never reach the loss. The :class:`~rlhub.hub.trainer.heldout.ScoreCache` retries
 them a bounded number of times; a sample whose fault persists gets the reward ``None``, and
 :func:`group_advantages` takes each group's mean and standard deviation over its trainable
 samples only, gives the faulty ones advantage 0, and their completion tokens leave the loss mask
@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from rlhub.hub.trainer_eval import ScoreCache
-from rlhub.hub.trainer_text import RowTemperature, render_prompt
+from rlhub.hub.trainer.heldout import ScoreCache
+from rlhub.hub.trainer.text import RowTemperature, render_prompt
 from rlhub.rollout import Trajectory, Turn, initial_messages
 from rlhub.task import Task
 from trl import GRPOTrainer

@@ -6,7 +6,7 @@ reference named, when the remote knows it, and against ``--expect-lock``), the d
 files are checked to read only datasets inside the bundle and, unless ``trust_remote_code``, to
 declare nothing the user's policy forbids (:mod:`rlhub.trust`); the bundle must take no domain id,
 plugin namespace or environment name from another source; and the reference must still resolve to
-the bundle the project pinned (:mod:`rlhub.hub.pins`) unless ``update``. Only then are the
+the bundle the project pinned (:mod:`rlhub.hub.publish.pins`) unless ``update``. Only then are the
 verified files moved, in one rename, to::
 
     $RLHUB_HOME/envs/<name>/<tag, or the bundle id's first 16 hex digits>/
@@ -36,18 +36,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlhub.datadomain import INSTALL_RECORD
-from rlhub.hub.admission import admit, domain_files
-from rlhub.hub.bundle import Bundle, safe_relpath, verify_bundle
-from rlhub.hub.errors import HubError, IntegrityError
-from rlhub.hub.pins import PROJECT_LOCK, Pins
-from rlhub.hub.remote import (
+from rlhub.hub.publish.admission import admit, domain_files
+from rlhub.hub.publish.bundle import Bundle, safe_relpath, verify_bundle
+from rlhub.hub.publish.errors import HubError, IntegrityError
+from rlhub.hub.publish.pins import PROJECT_LOCK, Pins
+from rlhub.hub.publish.remote import (
     BUNDLE_ID_RE,
     DEFAULT_REVISION,
     TAG_RE,
     Fetched,
-    open_remote,
     parse_ref,
 )
+from rlhub.hub.publish.transports import open_remote
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry

@@ -12,7 +12,7 @@ is the sha256 of the lock's canonical JSON (sorted keys, no spaces) without its 
   version, a domain added to or dropped from the mixture, any other mixture setting);
   trajectories carry the lock's :func:`lock_hash`.
 * A **bundle lock** (``"kind": "bundle"``) is the ``rlhub.lock`` of every pushed bundle
-  (:mod:`rlhub.hub.bundle`); it also lists the sha256 of each file, and its lock hash is the
+  (:mod:`rlhub.hub.publish.bundle`); it also lists the sha256 of each file, and its lock hash is the
   bundle's id.
 
 A domain record is :func:`rlhub.provenance.domain_provenance` (``registry.provenance``) made portable, so that a lock
@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rlhub.hub.errors import HubError
+from rlhub.hub.publish.errors import HubError
 from rlhub.manifest import Manifest
 from rlhub.provenance import sha256_file, sha256_json
 

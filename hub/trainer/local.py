@@ -2,13 +2,13 @@
 
 One process, CPU only, the built-in tiny model:
 
-1. **Warm-up** (:mod:`.trainer_sft`): ``train.warmup.steps`` AdamW steps on gold completions.
+1. **Warm-up** (:mod:`.sft`): ``train.warmup.steps`` AdamW steps on gold completions.
 2. **Held-out before**: sampled reward at the base training temperature on fixed test-split
-   items (:mod:`.trainer_eval`); the scores also go to ``scheduler.observe_eval``.
-3. **GRPO** (:mod:`.trainer_grpo`): ``train.grpo.steps`` steps of TRL's GRPOTrainer; the adaptive
+   items (:mod:`.heldout`); the scores also go to ``scheduler.observe_eval``.
+3. **GRPO** (:mod:`.grpo`): ``train.grpo.steps`` steps of TRL's GRPOTrainer; the adaptive
    scheduler picks each batch, domains verify (the local sandbox runs code), trajectories go to
    the store, rewards to TensorBoard and the shift detector, and the controls
-   (:mod:`.trainer_controls`) adjust temperatures and the learning rate. A small held-out pass
+   (:mod:`.controls`) adjust temperatures and the learning rate. A small held-out pass
    every ``heldout.every_steps`` steps feeds ``observe_eval``. Faults that are not the model's
    are retried, then left out of the loss, the scheduler and the held-out scores.
 4. **Held-out after**, on the same items with the same sampling seed, and paired bootstrap CIs.
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import TrainerError
-from rlhub.hub.trainer_config import TrainConfig, load_train_config
+from rlhub.hub.trainer.config import TrainConfig, load_train_config
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry
@@ -61,7 +61,7 @@ class LocalTrainer:
                                "another --out")
         with warnings.catch_warnings():
             _quiet_known_warnings()
-            from rlhub.hub.trainer_session import Session
+            from rlhub.hub.trainer.session import Session
             from transformers.utils import logging as hf_logging
 
             hf_logging.set_verbosity_error()
@@ -109,10 +109,3 @@ def make_local_trainer(config: dict[str, Any], registry: Registry, **options: An
                            "the config), found none")
     return LocalTrainer(data, out, registry=registry, lock_hash=config.get("lock_hash"),
                         **options)
-
-
-def config_signature(cfg: TrainConfig) -> dict[str, Any]:
-    """The train config as plain data, for summary.json."""
-    import dataclasses
-
-    return dataclasses.asdict(cfg)

@@ -26,7 +26,7 @@ from typing import Any
 from rlhub import labels
 from rlhub.errors import LabelError
 from rlhub.failures import of_exception
-from rlhub.hub.server_protocol import Outcome, outcome_from_score
+from rlhub.hub.server.protocol import Outcome, outcome_from_score
 
 
 class RequestRefused(Exception):

@@ -1,27 +1,27 @@
-"""The rlhub agent module for OpenRLHF 0.11.2: ``--train.agent_func_path /path/to/openrlhf_agent.py``.
+"""The rlhub agent module for OpenRLHF 0.11.2: ``--train.agent_func_path /path/to/rlhub/hub/openrlhf/agent.py``.
 
 OpenRLHF loads this file by path inside every vLLM engine actor (``_load_agent_executor``) and
 builds ``AgentExecutor()``, a :class:`openrlhf.utils.agent.MultiTurnAgentExecutor` over
-:class:`AgentInstance`. Building it checks the server (:func:`rlhub.hub.openrlhf_client.check_hub`):
+:class:`AgentInstance`. Building it checks the server (:func:`rlhub.hub.openrlhf.client.check_hub`):
 a server that does not answer, or runs without ``--mixture`` while ``RLHUB_SCHEDULE=1``, stops the
 job at start with a message saying what to fix. Each sample is an episode of ``rlhub serve``:
 
-* The ``n`` samples of one dataset row form a group (:mod:`rlhub.hub.openrlhf_group`). A row
+* The ``n`` samples of one dataset row form a group (:mod:`rlhub.hub.openrlhf.group`). A row
   whose label has role ``train`` is replaced, with ``RLHUB_SCHEDULE=1``, by one task that the
   server's scheduler leases to the whole group (one lease key per group, never the label); a row
   of role ``eval`` (OpenRLHF's eval dataset) is always played as written and never reported.
 * ``step`` sends the turn's text to ``/v1/episodes/{id}/step`` and returns the change of the
   episode's return, so the step rewards sum to the rlhub trajectory reward (repair discount
   included). The next user turn is built from the action's token ids
-  (:meth:`rlhub.hub.openrlhf_format.ChatFormat.reply`): vLLM keeps the stop token in the ids only.
+  (:meth:`rlhub.hub.openrlhf.chat.ChatFormat.reply`): vLLM keeps the stop token in the ids only.
 * Every call carries a request key and is retried within one deadline; a lost episode (a server
   restart) or a step that met an infrastructure failure is replayed on a new episode up to
   ``RLHUB_INFRA_RETRIES`` times. A failure that persists voids the sample's whole group (every
-  member gets the domain's minimum and score 0; see :func:`rlhub.hub.openrlhf_group.settle`), and
+  member gets the domain's minimum and score 0; see :func:`rlhub.hub.openrlhf.group.settle`), and
   when no group settles for ``RLHUB_OUTAGE_BUDGET_S`` seconds the job stops.
 * When the group is done (episodes that OpenRLHF cut at its length limit are closed then), a
   training group that was not voided goes to the server's scheduler in one idempotent report;
-  ``scores`` and the fixed ``extra_logs`` keys of :data:`rlhub.hub.server_protocol.LOG_KEYS`
+  ``scores`` and the fixed ``extra_logs`` keys of :data:`rlhub.hub.server.protocol.LOG_KEYS`
   (``trainable``, ``failure_<class>``, ``retries``, ...) are filled in for every member.
 * In repair turns the temperature may rise by ``RLHUB_REPAIR_TEMPERATURE_STEP`` per failed attempt,
   up to ``RLHUB_MAX_TEMPERATURE`` (off by default: it makes repair turns off-policy).
@@ -43,11 +43,11 @@ from typing import Any, NamedTuple
 
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 from rlhub.failures import is_trainable
-from rlhub.hub.openrlhf_client import HubClient, HubRefused, HubUnavailable, check_hub
-from rlhub.hub.openrlhf_episode import Episode, EpisodeFailed, Play, resolve_play
-from rlhub.hub.openrlhf_format import chat_format
-from rlhub.hub.openrlhf_group import Breaker, Group, GroupBook, Member, Settled, settle
-from rlhub.hub.server_protocol import DEFAULT_STRIP_TOKENS, failure_logs, strip_trailing_tokens
+from rlhub.hub.openrlhf.client import HubClient, HubRefused, HubUnavailable, check_hub
+from rlhub.hub.openrlhf.episode import Episode, EpisodeFailed, Play, resolve_play
+from rlhub.hub.openrlhf.chat import chat_format
+from rlhub.hub.openrlhf.group import Breaker, Group, GroupBook, Member, Settled, settle
+from rlhub.hub.server.protocol import DEFAULT_STRIP_TOKENS, failure_logs, strip_trailing_tokens
 
 log = logging.getLogger("rlhub.openrlhf_agent")
 

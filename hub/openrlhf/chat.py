@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from rlhub.hub.export import as_messages
+from rlhub.hub.openrlhf.export import as_messages
 
 Render = Callable[..., str]
 _MARK_ANSWER, _MARK_REPLY = "\x00RLHUB-ANSWER\x00", "\x00RLHUB-REPLY\x00"

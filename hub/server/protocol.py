@@ -224,3 +224,11 @@ def answer(outcomes: list[Outcome]) -> dict[str, Any]:
         "scores": [o.score for o in outcomes],
         "extra_logs": {key: [o.logs[key] for o in outcomes] for key in LOG_KEYS},
     }
+
+
+class ApiError(Exception):
+    """A client error on a ``/v1`` endpoint: answered as ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status

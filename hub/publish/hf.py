@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rlhub.hub.bundle import Bundle
-from rlhub.hub.errors import HubError, IntegrityError, RevisionNotFound
-from rlhub.hub.lock import LOCK_FILE, parse_lock
-from rlhub.hub.remote import DEFAULT_REVISION, Fetched, check_tag
+from rlhub.hub.publish.bundle import Bundle
+from rlhub.hub.publish.errors import HubError, IntegrityError, RevisionNotFound
+from rlhub.hub.publish.lock import LOCK_FILE, parse_lock
+from rlhub.hub.publish.remote import DEFAULT_REVISION, Fetched, check_tag
 
 REPO_TYPE = "dataset"
 KEEP = {".gitattributes"}  # files the Hub creates with a repo; never deleted by a push

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from rlhub.hub.trainer_text import render_prompt, sample_texts
+from rlhub.hub.trainer.text import render_prompt, sample_texts
 from rlhub.task import Score, Task
 
 

@@ -3,7 +3,8 @@
 A reference is ``URL[@revision]``: ``file:///srv/envs/math@v1``, ``s3://bucket/envs/math``,
 ``hf://org/math-env@v1`` (or just ``org/math-env@v1``). The revision is a tag, ``main`` (the
 default: the last push) or, on fsspec remotes, a bundle id. The Hugging Face Hub is served by
-:mod:`rlhub.hub.hf`; every other URL by :class:`FsspecRemote`, whose layout is::
+:mod:`rlhub.hub.publish.hf`; every other URL by :class:`FsspecRemote`
+(:mod:`rlhub.hub.publish.transports` picks one), whose layout is::
 
     <base>/bundles/<bundle id>/...   one folder per bundle, never modified once complete
     <base>/refs/main                 the id of the last pushed bundle
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from rlhub.hub.bundle import Bundle, safe_relpath
-from rlhub.hub.errors import HubError, IntegrityError, RevisionNotFound
-from rlhub.hub.lock import LOCK_FILE, parse_lock
+from rlhub.hub.publish.bundle import Bundle, safe_relpath
+from rlhub.hub.publish.errors import HubError, IntegrityError, RevisionNotFound
+from rlhub.hub.publish.lock import LOCK_FILE, parse_lock
 
 DEFAULT_REVISION = "main"
 TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -88,15 +89,6 @@ def check_tag(tag: str) -> str:
             "'-' (at most 128, not a 64-character hex bundle id)"
         )
     return tag
-
-
-def open_remote(url: str) -> Remote:
-    """The remote serving ``url``."""
-    if url.startswith("hf://"):
-        from rlhub.hub.hf import HfRemote
-
-        return HfRemote(url.removeprefix("hf://"))
-    return FsspecRemote(url)
 
 
 class FsspecRemote:

@@ -54,7 +54,7 @@ class Metrics:
         return generate_latest(self.registry) + generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
     def verified(self, domain: str, outcome: Any) -> None:
-        """Count one verified sample (``outcome`` is a :class:`~rlhub.hub.server_protocol.Outcome`)."""
+        """Count one verified sample (``outcome`` is a :class:`~rlhub.hub.server.protocol.Outcome`)."""
         if outcome.logs.get("error"):
             label = "error"
         else:

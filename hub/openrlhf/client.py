@@ -1,6 +1,6 @@
 """How the OpenRLHF agent module talks to ``rlhub serve``: safe retries under one deadline.
 
-Every call that changes state carries an ``Idempotency-Key`` (:mod:`rlhub.hub.server_dedupe`),
+Every call that changes state carries an ``Idempotency-Key`` (:mod:`rlhub.hub.server.dedupe`),
 fresh for each logical call and the same on each of its retries, so a retry is always safe: the
 server answers it from the first run. A call is retried on a dropped connection, a timeout or a
 5xx answer; a 4xx answer is the client's or the deployment's mistake and is never retried

@@ -7,9 +7,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rlhub.hub.bundle import BuildOptions, build_bundle
-from rlhub.hub.errors import HubError
-from rlhub.hub.remote import check_tag, open_remote, parse_ref
+from rlhub.hub.publish.bundle import BuildOptions, build_bundle
+from rlhub.hub.publish.errors import HubError
+from rlhub.hub.publish.remote import check_tag, parse_ref
+from rlhub.hub.publish.transports import open_remote
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry

@@ -72,7 +72,7 @@ class HeldOut:
 
 @dataclass
 class TemperatureControls:
-    """Bounds and rule of :class:`~rlhub.hub.trainer_controls.TemperatureControl`."""
+    """Bounds and rule of :class:`~rlhub.hub.trainer.controls.TemperatureControl`."""
 
     max: float = 1.5
     step: float = 0.1
@@ -84,7 +84,7 @@ class TemperatureControls:
 
 @dataclass
 class LearningRateControls:
-    """Rule of :class:`~rlhub.hub.trainer_controls.LearningRateControl` and its shift test
+    """Rule of :class:`~rlhub.hub.trainer.controls.LearningRateControl` and its shift test
     (``window`` prompt groups per side, each group one value: its mean reward)."""
 
     factor: float = 0.5
@@ -179,3 +179,8 @@ def _read(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
                            f"'domains' (and an optional 'train' section), found "
                            f"{type(data).__name__}")
     return data
+
+
+def config_signature(cfg: TrainConfig) -> dict[str, Any]:
+    """The train config as plain data, for summary.json."""
+    return dataclasses.asdict(cfg)

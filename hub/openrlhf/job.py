@@ -9,11 +9,11 @@ reaches the hub, and OpenRLHF flags. :func:`build_command` turns it into::
       --data.apply_chat_template --rollout.n_samples_per_prompt 8 \\
       --algo.advantage.estimator group_norm [--algo.dynamic_filtering_enable ...] \\
       --reward.remote_url http://HUB/get_reward        # mode: reward (single turn)
-      --train.agent_func_path .../openrlhf_agent.py   # mode: agent (multi-turn, online mixture)
+      --train.agent_func_path .../hub/openrlhf/agent.py   # mode: agent (multi-turn, online mixture)
       [every flag of the config's ``openrlhf:`` mapping]
 
 using 0.11.2's dotted flags (the flat pre-0.10.2 names such as ``--remote_rm_url`` no longer
-parse). The prompt dataset is written by :mod:`rlhub.hub.export` with exact proportions (rows of
+parse). The prompt dataset is written by :mod:`rlhub.hub.openrlhf.export` with exact proportions (rows of
 role ``train``) and the eval dataset from the held-out split (role ``eval``: played as written,
 never observed by the scheduler). The group size has one source: the config's
 ``n_samples_per_prompt``, or ``rollout.n_samples_per_prompt`` under ``openrlhf:``; giving both
@@ -140,7 +140,7 @@ def agent_path(config: dict[str, Any]) -> str:
     """The agent module's path as the Ray workers see it (default: this install's file)."""
     if config.get("agent_path"):
         return str(config["agent_path"])
-    return str(Path(__file__).resolve().with_name("openrlhf_agent.py"))
+    return str(Path(__file__).resolve().with_name("agent.py"))
 
 
 def flags(options: dict[str, Any]) -> list[str]:
@@ -191,7 +191,7 @@ def openrlhf_options(config: dict[str, Any], dataset: str, server_url: str,
 
 
 def agent_env(config: dict[str, Any], server_url: str) -> dict[str, str]:
-    """The env vars the agent module reads (see :mod:`rlhub.hub.openrlhf_agent`)."""
+    """The env vars the agent module reads (see :mod:`rlhub.hub.openrlhf.agent`)."""
     env = {"RLHUB_SERVER_URL": server_url.rstrip("/"),
            "RLHUB_SCHEDULE": "1" if schedules(config) else "0"}
     env.update({k: str(v) for k, v in (config.get("agent_env") or {}).items()})
@@ -261,7 +261,7 @@ class OpenRLHFTrainer:
         return result
 
     def _export(self) -> tuple[str, str | None, dict[str, int]]:
-        from rlhub.hub.export import export_tasks, stochastic_domains, write_jsonl
+        from rlhub.hub.openrlhf.export import export_tasks, stochastic_domains, write_jsonl
         from rlhub.labels import load_key
 
         registry = self.registry
@@ -312,7 +312,7 @@ class OpenRLHFTrainer:
         if serve is None:
             check_server(plan.server_url, self.config, sorted(self._domains()))
             return subprocess.call(plan.command)
-        from rlhub.hub.server_process import ServerProcess
+        from rlhub.hub.server.process import ServerProcess
 
         server = self._server()
         with ServerProcess(self._serve_options(), host=str(server["host"]), port=server["port"]):
@@ -321,7 +321,7 @@ class OpenRLHFTrainer:
 
 def check_server(url: str, config: dict[str, Any], domains: list[str]) -> None:
     """Refuse to submit against a hub that cannot serve this job (see the module docstring)."""
-    from rlhub.hub.openrlhf_client import HubMisconfigured, check_hub
+    from rlhub.hub.openrlhf.client import HubMisconfigured, check_hub
 
     try:
         check_hub(url, schedules(config), timeout_s=10.0)

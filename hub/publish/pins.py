@@ -21,9 +21,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rlhub.hub.errors import HubError
-from rlhub.hub.lock import LOCK_VERSION, write_lock
-from rlhub.hub.remote import DEFAULT_REVISION, Ref
+from rlhub.hub.publish.errors import HubError
+from rlhub.hub.publish.lock import LOCK_VERSION, write_lock
+from rlhub.hub.publish.remote import DEFAULT_REVISION, Ref
 
 PROJECT_LOCK = "rlhub-pulls.lock"
 

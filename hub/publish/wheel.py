@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from rlhub.hub.errors import HubError
+from rlhub.hub.publish.errors import HubError
 
 # 1980-01-01, the earliest timestamp a zip file can hold.
 SOURCE_DATE_EPOCH = "315532800"
