@@ -1,10 +1,18 @@
-"""rlhub's own hook implementations: the built-in verifiers and factories, all answering last."""
+"""rlhub's own hook implementations: the built-in verifiers, sandbox backends, strategies and
+factories, all answering last."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rlhub.hookspecs import hookimpl
+
+# rlhub's own sandbox backends: name -> class called with the options.
+SANDBOX_BACKENDS = {
+    "docker": "rlhub.sandbox.docker_backend:DockerBackend",
+    "local": "rlhub.sandbox.local:LocalBackend",
+    "ray": "rlhub.sandbox.ray_backend:RayBackend",
+}
 
 
 @hookimpl(trylast=True)
@@ -15,28 +23,23 @@ def rlhub_verifiers() -> dict[str, str]:
 
 
 @hookimpl(trylast=True)
-def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
-    if backend == "local":
-        from rlhub.sandbox.local import LocalBackend
+def rlhub_sandbox_backends() -> dict[str, str]:
+    return dict(SANDBOX_BACKENDS)
 
-        return LocalBackend(**options)
-    if backend == "docker":
-        from rlhub.sandbox.docker_backend import DockerBackend
 
-        return DockerBackend(**options)
-    if backend == "ray":
-        from rlhub.sandbox.ray_backend import RayBackend
+@hookimpl(trylast=True)
+def rlhub_scheduler_strategies() -> dict[str, str]:
+    from rlhub.scheduler.core import BUILTIN_STRATEGIES
 
-        return RayBackend(**options)
-    return None
+    return dict(BUILTIN_STRATEGIES)
 
 
 @hookimpl(trylast=True)
 def rlhub_make_scheduler(config: dict[str, Any], registry: Any) -> Any | None:
-    from rlhub.scheduler import STRATEGIES, Scheduler
+    from rlhub.scheduler import Scheduler
 
-    if config.get("strategy") not in STRATEGIES:
-        return None  # a plugin's strategy; from_config reports it when no plugin answers
+    if registry is not None and config.get("strategy") not in registry.strategy_refs():
+        return None  # from_config reports it when no plugin answers
     return Scheduler(config, registry)
 
 

@@ -62,6 +62,35 @@ def rlhub_verifiers() -> dict[str, str]:
     """
 
 
+@hookspec
+def rlhub_sandbox_backends() -> dict[str, str]:
+    """Declare sandbox backends by name.
+
+    :return: A mapping from backend name (``"local"``, ``"docker"``, ...) to a lazy
+        ``"module:attr"`` reference to a class called as ``cls(**options)`` that has the
+        :class:`rlhub.sandbox.Backend` methods. The names are what ``--backend``, a manifest's
+        ``sandbox.kind`` and ``$RLHUB_SANDBOX`` accept; a plugin's name overrides a built-in.
+
+    Who implements: rlhub itself (``local``, ``docker``, ``ray``) and any plugin adding a backend.
+    When called: once per registry, at discovery (to check manifests) and when a backend is first
+    started.
+    """
+
+
+@hookspec
+def rlhub_scheduler_strategies() -> dict[str, str]:
+    """Declare mixture strategies by name.
+
+    :return: A mapping from strategy name (a mixture's ``strategy``) to a lazy ``"module:attr"``
+        reference to a class called as ``cls(config)`` with the
+        :class:`rlhub.scheduler.strategies.Strategy` members (``prior`` and ``decide``); the
+        built-in :class:`rlhub.Scheduler` runs it. A plugin's name overrides a built-in.
+
+    Who implements: rlhub itself (uniform, static, temperature, adaptive) and any plugin adding a
+    strategy. When called: once per registry, when a scheduler is first built.
+    """
+
+
 @hookspec(firstresult=True)
 def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
     """Build a sandbox backend.
@@ -71,8 +100,9 @@ def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
     :return: An object with ``run(ExecRequest) -> ExecResult`` and ``async run_batch(requests)``,
         or None to let another plugin answer.
 
-    Stops at first non-None result. Who implements: rlhub (``local``, ``docker``, ``ray``, trylast)
-    and plugins adding a backend. When called: when a sandbox is first needed for that backend.
+    Stops at first non-None result. Who implements: a plugin that builds a backend itself (its
+    options, its lifetime); a backend declared by ``rlhub_sandbox_backends`` needs no answer here.
+    When called: when a sandbox is first needed for that backend, before the declared names.
     """
 
 
@@ -84,8 +114,9 @@ def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None) -> A
     :param registry: The registry to sample tasks from, or None for simulations.
     :return: An object with the :class:`rlhub.Scheduler` API, or None to let another plugin answer.
 
-    Stops at first non-None result. Who implements: rlhub (every built-in strategy, trylast) and
-    plugins shipping their own scheduler. When called: by ``Scheduler.from_config``.
+    Stops at first non-None result. Who implements: rlhub (every strategy
+    ``rlhub_scheduler_strategies`` declares, trylast) and plugins shipping a scheduler of their
+    own. When called: by ``Scheduler.from_config``.
     """
 
 

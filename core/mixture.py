@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from rlhub.plugins import Registry
 
 GLOB_CHARS = "*?["
-BUILTIN_STRATEGIES = ("adaptive", "static", "temperature", "uniform")
 
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "uniform": {},

@@ -119,7 +119,7 @@ class Registry:
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._services_lock = threading.Lock()
-        self._verifier_refs: dict[str, str] | None = None
+        self._refs: dict[str, dict[str, str]] = {}
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
         self._default_sandbox = sandbox
@@ -141,6 +141,7 @@ class Registry:
         self._collect_manifests()
         for path in domain_file_paths(self.options["domain_files"]):
             self._load_domain_file(path)
+        self._check_sandbox_kinds()
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -240,6 +241,19 @@ class Registry:
         if manifest.plugin not in self.blocked:
             self._keep(manifest, pulled=env is not None)
 
+    def _check_sandbox_kinds(self) -> None:
+        """Withdraw every domain whose ``sandbox.kind`` names no registered backend."""
+        kinds = ["none", *self.sandbox_refs()]
+        for domain_id, manifest in list(self.manifests.items()):
+            kind = manifest.data.get("sandbox", {}).get("kind", "none")
+            if kind not in kinds:
+                del self.manifests[domain_id]
+                problem = (f"domain {domain_id!r}: field sandbox.kind: "
+                           + did_you_mean(kind, kinds, what="sandbox backend",
+                                          listing="rlhub sandbox info"))
+                self.errors.append(LoadError(manifest.plugin, manifest.distribution, problem))
+                print(f"rlhub: {problem}", file=sys.stderr)
+
     def _untrusted(self, name: str) -> UntrustedEnv:
         """The untrusted-environment record of ``name`` under the user's policy (read once)."""
         from rlhub.trust import Policy, UntrustedEnv
@@ -327,16 +341,30 @@ class Registry:
 
     # -- services --------------------------------------------------------------------------
 
-    def verifier_refs(self) -> dict[str, str]:
-        """Every named verifier: ``{name: "module:attr"}``; plugins override the built-ins."""
-        if self._verifier_refs is None:
-            with boundary(PluginError, "rlhub_verifiers()"):
-                results = self.pm.hook.rlhub_verifiers()
+    def named(self, hook: str) -> dict[str, str]:
+        """What a naming hook (``rlhub_verifiers``, ``rlhub_sandbox_backends``,
+        ``rlhub_scheduler_strategies``) declares: ``{name: "module:attr"}``, plugins overriding
+        the built-ins; asked once per registry."""
+        if hook not in self._refs:
+            with boundary(PluginError, f"{hook}()"):
+                results = getattr(self.pm.hook, hook)()
             refs: dict[str, str] = {}
             for result in reversed(results):  # later = higher priority
                 refs.update(result)
-            self._verifier_refs = refs
-        return self._verifier_refs
+            self._refs[hook] = refs
+        return self._refs[hook]
+
+    def verifier_refs(self) -> dict[str, str]:
+        """Every named verifier: ``{name: "module:attr"}``."""
+        return self.named("rlhub_verifiers")
+
+    def sandbox_refs(self) -> dict[str, str]:
+        """Every sandbox backend: ``{name: "module:attr"}``."""
+        return self.named("rlhub_sandbox_backends")
+
+    def strategy_refs(self) -> dict[str, str]:
+        """Every mixture strategy: ``{name: "module:attr"}``."""
+        return self.named("rlhub_scheduler_strategies")
 
     def verifier(self, name: str, options: dict[str, Any] | None = None) -> Any:
         """The named verifier ``name`` with ``options``, built once per registry."""
@@ -353,7 +381,7 @@ class Registry:
             if self._sandboxes is None:
                 from rlhub.sandbox import Sandboxes
 
-                self._sandboxes = Sandboxes(self._make_sandbox, lambda: ["docker", "local", "ray"],
+                self._sandboxes = Sandboxes(self._make_sandbox, lambda: list(self.sandbox_refs()),
                                             self._default_sandbox)
             return self._sandboxes
 
@@ -365,7 +393,12 @@ class Registry:
         from rlhub.errors import SandboxError
 
         with boundary(SandboxError, f"rlhub_make_sandbox(backend={name!r})"):
-            return self.pm.hook.rlhub_make_sandbox(backend=name, options=options)
+            made = self.pm.hook.rlhub_make_sandbox(backend=name, options=options)
+        ref = self.sandbox_refs().get(name)
+        if made is not None or ref is None:
+            return made
+        with boundary(SandboxError, f"sandbox backend {name!r} ({ref})"):
+            return load_object(ref)(**options)
 
     def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
         """The provenance record of a domain (:func:`rlhub.provenance.domain_provenance`)."""

@@ -88,7 +88,7 @@ class ExecResult:
 
 
 class Backend(Protocol):
-    """What a sandbox backend provides (see ``rlhub_make_sandbox``)."""
+    """What a sandbox backend provides (see ``rlhub_sandbox_backends``)."""
 
     name: str
 
@@ -108,7 +108,7 @@ def default_backend_name() -> str:
 class Sandboxes:
     """The sandbox backends of one registry, by name, each started once on first use.
 
-    ``make(name, options)`` builds a backend (the registry asks the ``rlhub_make_sandbox`` hook)
+    ``make(name, options)`` builds a backend (the registry asks its plugins)
     and ``names()`` lists the names that can be built. ``default`` is the backend used when a
     request names none: a name, a :class:`Backend` object (a test double, say), or None for
     ``$RLHUB_SANDBOX`` (read at use), else ``local``. Backends started here stop on :meth:`close`.

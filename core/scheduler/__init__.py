@@ -64,10 +64,11 @@ so realised counts track the intended mixture within one task per domain, over a
 
 from __future__ import annotations
 
-from rlhub.mixture import BUILTIN_STRATEGIES as STRATEGIES
 from rlhub.mixture import load_mixture
-from rlhub.scheduler.core import Scheduler, SchedulerLike
+from rlhub.scheduler.core import BUILTIN_STRATEGIES, Scheduler, SchedulerLike
 from rlhub.scheduler.runlog import LOG_NAME, log_weights, read_weights
+
+STRATEGIES = tuple(sorted(BUILTIN_STRATEGIES))  # rlhub's own; a registry may hold more
 
 __all__ = sorted(["LOG_NAME", "STRATEGIES", "Scheduler", "SchedulerLike", "load_mixture",
                   "log_weights", "read_weights"])

@@ -11,16 +11,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from rlhub.errors import DomainNotFound, SchedulerError, boundary, did_you_mean
-from rlhub.mixture import BUILTIN_STRATEGIES, DEFAULT_PARAMS, load_mixture
+from rlhub.mixture import DEFAULT_PARAMS, load_mixture
+from rlhub.refs import load_object
 from rlhub.scheduler.runlog import log_weights
 from rlhub.scheduler.stats import C, DomainStats
-from rlhub.scheduler.strategies import Fixed, Strategy
+from rlhub.scheduler.strategies import Strategy
 from rlhub.task import Task
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry
 
 STATE_VERSION = 1
+# rlhub's own strategies (``rlhub_scheduler_strategies``): name -> class called with the config.
+BUILTIN_STRATEGIES = {
+    "adaptive": "rlhub.scheduler.adaptive:Adaptive",
+    "static": "rlhub.scheduler.strategies:Static",
+    "temperature": "rlhub.scheduler.strategies:Temperature",
+    "uniform": "rlhub.scheduler.strategies:Uniform",
+}
 
 
 class SchedulerLike(Protocol):
@@ -47,7 +55,7 @@ class Scheduler:
         self.registry = registry
         self.ids: list[str] = list(config["domains"])
         self._index = {d: i for i, d in enumerate(self.ids)}
-        self.strategy = make_strategy(config)
+        self.strategy = make_strategy(config, registry)
         self._rates = {**DEFAULT_PARAMS["adaptive"], **config["params"]}
         self.stats = DomainStats(self.ids, config["domains"])
         self._pi: np.ndarray = self.strategy.prior.copy()
@@ -70,14 +78,15 @@ class Scheduler:
         config = load_mixture(source, registry)
         if registry is None:
             made = Scheduler(config) if config["strategy"] in BUILTIN_STRATEGIES else None
+            names = list(BUILTIN_STRATEGIES)
         else:
             with boundary(SchedulerError, "rlhub_make_scheduler"):
                 made = registry.pm.hook.rlhub_make_scheduler(config=config, registry=registry)
+            names = list(registry.strategy_refs())
         if made is None:
-            msg = did_you_mean(config["strategy"], BUILTIN_STRATEGIES, what="strategy",
-                               listing="rlhub list")
+            msg = did_you_mean(config["strategy"], names, what="strategy", listing="rlhub list")
             raise SchedulerError(msg.split(" Run ")[0] + " No installed plugin provides it; "
-                                 f"built in: {', '.join(BUILTIN_STRATEGIES)}.")
+                                 f"registered: {', '.join(sorted(names))}.")
         return made
 
     # -- the mixture -----------------------------------------------------------------------
@@ -310,14 +319,12 @@ def _short(value: Any) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def make_strategy(config: dict[str, Any]) -> Strategy:
-    """The built-in strategy named by ``config["strategy"]``."""
+def make_strategy(config: dict[str, Any], registry: Registry | None = None) -> Strategy:
+    """The strategy named by ``config["strategy"]``, from ``registry``'s strategies (None: the
+    built-in ones)."""
     name = config["strategy"]
-    if name == "adaptive":
-        from rlhub.scheduler.adaptive import Adaptive
-
-        return Adaptive(config)
-    if name in ("uniform", "static", "temperature"):
-        return Fixed(config, name)
-    raise SchedulerError(f"unknown strategy {name!r}; expected adaptive, static, temperature or "
-                         "uniform, or a plugin's strategy")
+    refs = registry.strategy_refs() if registry is not None else BUILTIN_STRATEGIES
+    if name not in refs:
+        raise SchedulerError(did_you_mean(name, refs, what="strategy", listing="rlhub list"))
+    with boundary(SchedulerError, f"strategy {name!r} ({refs[name]})"):
+        return load_object(refs[name])(config)  # type: ignore[no-any-return]

@@ -83,9 +83,29 @@ def _size(domain_id: str, spec: dict[str, Any], params: dict[str, Any]) -> int:
 class Fixed:
     """A mixture that never changes: uniform, static or temperature."""
 
-    def __init__(self, config: dict[str, Any], kind: str):
-        self.kind = kind
-        self.prior = prior_weights(config, kind)
+    kind = "static"
+
+    def __init__(self, config: dict[str, Any], kind: str | None = None):
+        self.kind = kind or self.kind
+        self.prior = prior_weights(config, self.kind)
 
     def decide(self, stats: DomainStats, previous: np.ndarray) -> np.ndarray:
         return self.prior
+
+
+class Uniform(Fixed):
+    """Every unit equal, members of a group equal."""
+
+    kind = "uniform"
+
+
+class Static(Fixed):
+    """A unit's mass is its weight."""
+
+    kind = "static"
+
+
+class Temperature(Fixed):
+    """A domain's mass is ``weight * size**tau``."""
+
+    kind = "temperature"
