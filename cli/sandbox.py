@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def exec_file(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="Program to run."),
-    backend: str = typer.Option("local", help="A registered backend: local, docker, ray or a plugin's."),
+    backend: str = typer.Option("local", help="A registered backend: local, docker, ray or "
+                                "a plugin's."),
     language: str = typer.Option(
         None, help="python, bash, c, cpp or javascript (default: from the file's suffix)."
     ),
