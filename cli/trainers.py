@@ -11,14 +11,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from rlhub.hookspecs import hookimpl
+from rlhub.hookspecs import Trainer, hookimpl
 
 NAME = "rlhub-trainers"
 BACKENDS = ("local", "openrlhf")
 
 
 @hookimpl(trylast=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Any | None:
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Trainer | None:
     if backend == "openrlhf":
         from rlhub.hub.openrlhf.job import OpenRLHFTrainer
 

@@ -34,6 +34,11 @@ _LAZY = {
     "ExecRequest": "rlhub.sandbox",
     "ExecResult": "rlhub.sandbox",
     "Limits": "rlhub.sandbox",
+    "code_of": "rlhub.extract",
+    "final_answer": "rlhub.extract",
+    "fresh_nonce": "rlhub.sandbox.verdict",
+    "last_boxed": "rlhub.extract",
+    "tagged_line": "rlhub.sandbox.verdict",
 }
 
 __all__ = sorted([
@@ -62,9 +67,14 @@ __all__ = sorted([
     "TrainerError",
     "Verdict",
     "VerifierError",
+    "code_of",
+    "final_answer",
+    "fresh_nonce",
     "hookimpl",
     "is_trainable",
+    "last_boxed",
     "registry",
+    "tagged_line",
 ])
 
 

@@ -3,9 +3,13 @@ factories, all answering last."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from rlhub.policy.protocol import Policy
+    from rlhub.scheduler.core import SchedulerLike
 
 # rlhub's own sandbox backends: name -> class called with the options.
 SANDBOX_BACKENDS = {
@@ -35,7 +39,7 @@ def rlhub_scheduler_strategies() -> dict[str, str]:
 
 
 @hookimpl(trylast=True)
-def rlhub_make_scheduler(config: dict[str, Any], registry: Any) -> Any | None:
+def rlhub_make_scheduler(config: dict[str, Any], registry: Any) -> SchedulerLike | None:
     from rlhub.scheduler import Scheduler
 
     if registry is not None and config.get("strategy") not in registry.strategy_refs():
@@ -44,7 +48,7 @@ def rlhub_make_scheduler(config: dict[str, Any], registry: Any) -> Any | None:
 
 
 @hookimpl(trylast=True)
-def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
+def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Policy | None:
     from rlhub.policy import make_builtin
 
     return make_builtin(spec, options)

@@ -8,16 +8,26 @@ and rlhub's built-in implementation answers last (``trylast=True``), so any plug
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry
+    from rlhub.policy.protocol import Policy
+    from rlhub.sandbox import Backend
+    from rlhub.scheduler.core import SchedulerLike
 
 hookspec = pluggy.HookspecMarker("rlhub")
 #: Marks a plugin's hook implementations (``@rlhub.hookimpl``).
 hookimpl = pluggy.HookimplMarker("rlhub")
+
+
+class Trainer(Protocol):
+    """What ``rlhub_make_trainer`` returns."""
+
+    def run(self) -> dict[str, Any]:
+        """Train; the run's summary (paths, metrics, the command it ran or printed)."""
 
 
 @hookspec
@@ -92,7 +102,7 @@ def rlhub_scheduler_strategies() -> dict[str, str]:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
+def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Backend | None:
     """Build a sandbox backend.
 
     :param backend: The backend's name, as in ``--backend local|docker|ray``.
@@ -107,7 +117,8 @@ def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Any | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None) -> Any | None:
+def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None
+                         ) -> SchedulerLike | None:
     """Build the domain scheduler for a mixture.
 
     :param config: The validated mixture config (``strategy``, ``domains``, ...).
@@ -121,7 +132,7 @@ def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None) -> A
 
 
 @hookspec(firstresult=True)
-def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
+def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Policy | None:
     """Build a policy from a ``--policy`` spec such as ``openai:URL#MODEL`` or ``builtin:tiny``.
 
     :param spec: The whole spec string.
@@ -134,7 +145,8 @@ def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry) -> Any | None:
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry
+                       ) -> Trainer | None:
     """Build a trainer backend for ``rlhub train --backend NAME``.
 
     :param backend: The backend's name (``local``, ``openrlhf``, ...).

@@ -16,6 +16,10 @@ from typing import Any
 
 from rlhub.errors import ManifestError
 
+# A verification may take this many times its domain's verify_timeout_s (the server and the
+# rollout loop both wait this long).
+VERIFY_TIMEOUT_FACTOR = 3.0
+
 
 def defaults() -> dict[str, Any]:
     """Fresh default values for the optional manifest fields."""
@@ -159,6 +163,13 @@ class Manifest:
     @property
     def repair_discount(self) -> float:
         return float(self.data["turns"]["repair_discount"])
+
+    @property
+    def verify_deadline_s(self) -> float:
+        """How long a caller waits for one verification before recording it as timed out:
+        ``verify_timeout_s`` (10 s when unset) times :data:`VERIFY_TIMEOUT_FACTOR`, so the
+        domain's own limits (its sandbox wall time, say) always fire first."""
+        return float(self.data.get("verify_timeout_s") or 10.0) * VERIFY_TIMEOUT_FACTOR
 
     @property
     def hackable(self) -> list[str]:

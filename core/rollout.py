@@ -40,7 +40,6 @@ from rlhub.task import Score, Task
 
 ERROR_STATUSES = ("policy_error", "env_error", "verify_timeout")
 STATUSES = ("passed", "failed", *ERROR_STATUSES)
-VERIFY_TIMEOUT_FACTOR = 3.0
 
 
 @dataclass
@@ -192,8 +191,7 @@ class Rollout:
         self.lo = manifest.reward_range[0]
         self.discount = manifest.repair_discount
         self.max_turns = max(1, manifest.max_turns)
-        timeout = float(manifest.data.get("verify_timeout_s") or 10.0)
-        self.verify_timeout_s = timeout * VERIFY_TIMEOUT_FACTOR
+        self.verify_timeout_s = manifest.verify_deadline_s
 
     async def run(self) -> Trajectory:
         job = self.job

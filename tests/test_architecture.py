@@ -206,3 +206,31 @@ def test_a_cycle_of_three_modules_is_found_and_a_typing_only_one_is_not():
     edges = [Edge("a", "b", 1), Edge("b", "c", 1), Edge("c", "a", 1),
              Edge("x", "y", 1), Edge("y", "x", 1, typing=True)]
     assert cycles(edges) == [["a", "b", "c"]]
+
+
+def unguarded_hook_calls(module: str, path: Path) -> list[str]:
+    """Calls of a hook (``pm.hook.<name>(...)``, or through ``getattr(...pm.hook, name)``) not
+    inside a ``with boundary(...)`` block, where a plugin's exception would escape unnamed."""
+    tree = ast.parse(path.read_text(), str(path))
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and any(
+                isinstance(item.context_expr, ast.Call)
+                and ast.unparse(item.context_expr.func).endswith("boundary")
+                for item in node.items):
+            guarded |= {id(sub) for stmt in node.body for sub in ast.walk(stmt)}
+    return [f"{module} line {node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and "pm.hook" in ast.unparse(node.func)
+            and "get_hookimpls" not in ast.unparse(node.func) and id(node) not in guarded]
+
+
+def test_every_hook_call_goes_through_boundary():
+    found = [hit for name, path in modules().items() for hit in unguarded_hook_calls(name, path)]
+    assert found == []
+
+
+def test_the_hook_call_finder_sees_an_unguarded_call(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text("def f(r):\n    with boundary(E, 'x'):\n        r.pm.hook.a()\n"
+                      "    return r.pm.hook.b(x=1), getattr(r.pm.hook, 'c')()\n")
+    assert unguarded_hook_calls("m", source) == ["m line 4", "m line 4"]

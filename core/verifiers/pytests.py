@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import functools
 import json
-import secrets
 from importlib import resources
 from typing import Any
 
 from rlhub.domain import Verdict
 from rlhub.errors import VerifierError
 from rlhub.extract import code_of
+from rlhub.sandbox.verdict import fresh_nonce, tagged_line
 from rlhub.task import Task
 
 FEEDBACK_CHARS = 600
@@ -42,19 +42,9 @@ def harness_source() -> str:
 
 
 def parse_verdict(stdout: str, nonce: str = "") -> dict[str, Any] | None:
-    """The harness's verdict from the last verdict line of its stdout carrying ``nonce``, or None.
-
-    Lines with another nonce (a candidate guessing the format) are ignored.
-    """
-    for line in reversed(stdout.splitlines()):
-        if line.startswith('{"rlhub_verdict"'):
-            try:
-                data = json.loads(line)
-                if data.get("nonce", "") == nonce:
-                    return data["rlhub_verdict"]
-            except (ValueError, KeyError, AttributeError):
-                continue
-    return None
+    """The harness's verdict from the last verdict line of its stdout carrying ``nonce``, or None
+    (:mod:`rlhub.sandbox.verdict`)."""
+    return tagged_line(stdout, "rlhub_verdict", nonce)  # type: ignore[no-any-return]
 
 
 def io_cases(value: Any) -> list[dict[str, str]]:
@@ -201,6 +191,6 @@ class PythonTests:
                        feedback, exec_info, failure="timeout" if slow else None)
 
     def check(self, task: Task, completion: str) -> Verdict:
-        nonce = secrets.token_hex(16)
+        nonce = fresh_nonce()
         result = self.registry.sandboxes.run(self.request(task, completion, nonce), self.backend)
         return self.judge(result, nonce, task.id)

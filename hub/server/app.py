@@ -92,7 +92,6 @@ from rlhub.hub.server.protocol import LabelError as BodyError
 from rlhub.hub.server.state import EpisodeTable, SchedulerHub
 from rlhub.task import Task
 
-VERIFY_TIMEOUT_FACTOR = 3.0
 MAX_SAMPLE_N = 10_000
 #: Failure classes a verification is repeated on (``--infra-retries``): faults of the
 #: infrastructure that may pass, unlike a refused label or the model's own outcome.
@@ -282,7 +281,7 @@ class Hub:
                            ) -> tuple[Outcome, bool]:
         """One verification on the pool: ``(outcome, True when it overran its deadline)``."""
         lo = manifest.reward_range[0]
-        timeout = float(manifest.data.get("verify_timeout_s") or 10.0) * VERIFY_TIMEOUT_FACTOR
+        timeout = manifest.verify_deadline_s
         assert self.pool is not None
         try:
             result = await asyncio.wait_for(

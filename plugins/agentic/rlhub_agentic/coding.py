@@ -13,8 +13,7 @@ import dataclasses
 import random
 from typing import Any
 
-from rlhub import Task, Verdict
-from rlhub.extract import code_of
+from rlhub import Task, Verdict, code_of
 
 from rlhub_agentic import codebank
 from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolFn, ToolInputError

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.extract import code_of
+from rlhub import Domain, Manifest, Task, Verdict, code_of
 from rlhub_code.families.rand import word
 from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
 

@@ -12,16 +12,13 @@ from __future__ import annotations
 import json
 import random
 import re
-import secrets
 import string
 from collections.abc import Callable
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.extract import code_of
+from rlhub import Domain, Manifest, Task, Verdict, code_of, fresh_nonce, tagged_line
 from rlhub_code.families.rand import SYLLABLES
-from rlhub_code.verdicts import (exec_summary, failed_verdict, manifest_limits, tagged_line,
-                                  tests_verdict)
+from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
 
 SHOWN, HIDDEN = 6, 10
 MAX_PATTERN = 1000
@@ -162,7 +159,7 @@ class RegexDomain(Domain):
                                   f"characters in a ```regex block, found {len(pattern)} "
                                   "characters.")
         strings = task.meta["positives"] + task.meta["negatives"]
-        nonce = secrets.token_hex(16)
+        nonce = fresh_nonce()
         job = {"pattern": pattern, "strings": strings, "nonce": nonce}
         result = self.registry.sandboxes.run(ExecRequest(
             code=DRIVER, language="python", stdin=json.dumps(job), limits=self.limits))

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 import random
-import secrets
 import sqlite3
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.extract import code_of
+from rlhub import Domain, Manifest, Task, Verdict, code_of, fresh_nonce, tagged_line
 from rlhub_code.families.rand import word
 from rlhub_code.sqlq import QUESTIONS, SCHEMA, Question
-from rlhub_code.verdicts import (exec_summary, failed_verdict, manifest_limits, tagged_line,
-                                  tests_verdict)
+from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
 
 DATABASES = 3
 SHOWN_ROWS = 3
@@ -154,7 +151,7 @@ class SqlDomain(Domain):
         from rlhub import ExecRequest
 
         query = code_of(completion, ("sql", "sqlite")).strip()
-        nonce = secrets.token_hex(16)
+        nonce = fresh_nonce()
         job = {"databases": task.meta["databases"], "query": query, "max_rows": MAX_ROWS,
                "nonce": nonce}
         result = self.registry.sandboxes.run(ExecRequest(

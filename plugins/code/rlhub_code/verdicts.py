@@ -7,7 +7,6 @@ truncated, as feedback.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from rlhub import Manifest, Verdict
@@ -50,15 +49,3 @@ def exec_summary(result: Any) -> dict[str, Any]:
     info["stderr"] = info["stderr"][-2000:]
     return info
 
-
-def tagged_line(stdout: str, tag: str, nonce: str) -> Any:
-    """The payload of the last ``{"<tag>": ..., "nonce": nonce}`` line of ``stdout``, or None."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith('{"' + tag + '"'):
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("nonce") == nonce:
-                return data[tag]
-    return None

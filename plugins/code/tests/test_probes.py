@@ -5,8 +5,7 @@ weakness it targets (proved against deliberately naive verifiers that run on the
 import pytest
 
 import rlhub
-from rlhub import Domain, ExecRequest, Manifest, Task, Verdict
-from rlhub.extract import code_of
+from rlhub import Domain, ExecRequest, Manifest, Task, Verdict, code_of
 from rlhub.testing.probes_code import check_reward_hacking, hacking_probes, task_language
 
 ONE_PER_KIND = ["code/py-grid-v2", "code/py-repair-v2", "code/bash-wordfreq-v2",

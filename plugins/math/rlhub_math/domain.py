@@ -16,8 +16,7 @@ import hashlib
 import random
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.extract import last_boxed
+from rlhub import Domain, Manifest, Task, Verdict, last_boxed
 from rlhub_math.families import Generator, generator
 from rlhub_math.forms import unevaluated
 from rlhub_math.problem import Problem

@@ -23,8 +23,7 @@ import json
 import random
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.extract import code_of
+from rlhub import Domain, Manifest, Task, Verdict, code_of
 from rlhub_structured import vocab
 from rlhub_structured.tables import ColumnRule, generate_rules, records_table
 from rlhub_structured.verifiers import dotted, resolve, same

@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.extract import final_answer
+from rlhub import Domain, Manifest, Task, Verdict, final_answer
 from rlhub_structured import vocab
 
 Made = dict[str, Any]
