@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from rlhub.errors import RlhubError, StoreError
 from rlhub.failures import is_trainable
 from rlhub.rollout import RolloutJob, Trajectory, final_reward, replay, run_rollouts
-from rlhub.store import SCHEMA_VERSION, TrajectoryStore, trajectory_provenance
+from rlhub.store import SCHEMA_VERSION, TrajectoryStore, stored_score, trajectory_provenance
 from rlhub.task import Task
 
 if TYPE_CHECKING:
@@ -363,12 +363,12 @@ def _recheck(row: dict[str, Any], registry: Any) -> list[dict[str, Any]]:
 
 def _compare_turn(where: dict[str, Any], turn: dict[str, Any], result: Any) -> list[dict]:
     out = []
-    score = result.score
-    if abs(float(score.reward) - float(turn["reward"])) > TOLERANCE:
-        out.append({**where, "turn": turn["index"], "field": "reward", "stored": turn["reward"],
+    score, kept = result.score, stored_score(turn)
+    if abs(float(score.reward) - float(kept.reward)) > TOLERANCE:
+        out.append({**where, "turn": turn["index"], "field": "reward", "stored": kept.reward,
                     "recomputed": score.reward})
     for name, value in score.components.items():
-        stored = turn["components"].get(name)
+        stored = kept.components.get(name)
         if stored is None or abs(float(value) - float(stored)) > TOLERANCE:
             out.append({**where, "turn": turn["index"], "field": f"components.{name}",
                         "stored": stored, "recomputed": value})

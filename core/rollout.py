@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from rlhub.failures import is_trainable, of_exception
@@ -66,6 +66,11 @@ class Turn:
     completion_tokens: int | None = None
     gen_attempts: int = 1
     failure: str = "none"
+
+    @property
+    def score(self) -> Score:
+        """The turn's judgement as a :class:`Score` (the fields both share)."""
+        return Score(**{f.name: getattr(self, f.name) for f in fields(Score)})
 
 
 @dataclass

@@ -25,6 +25,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterable
+from dataclasses import fields
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +34,7 @@ import pyarrow.parquet as pq
 from rlhub.errors import StoreError
 from rlhub.parquet import parquet_bytes, parquet_table
 from rlhub.rollout import Trajectory
+from rlhub.task import Score
 
 SCHEMA_VERSION = 2
 PARTS = "trajectories"
@@ -69,16 +71,32 @@ def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, default=str)
 
 
+def score_columns(score: Score) -> dict[str, Any]:
+    """A score as a stored turn holds it (``components`` as pairs, ``exec`` as JSON text);
+    :func:`stored_score` reads it back."""
+    row = {f.name: getattr(score, f.name) for f in fields(Score)}
+    row["components"] = list(score.components.items())
+    row["exec"] = _dumps(score.exec)
+    return row
+
+
+def stored_score(turn: dict[str, Any]) -> Score:
+    """The score a stored turn holds, from a raw row or one :func:`decode_row` decoded."""
+    values = {f.name: turn[f.name] for f in fields(Score) if f.name in turn}
+    values["components"] = dict(turn.get("components") or [])
+    if isinstance(values.get("exec"), str):
+        values["exec"] = json.loads(values["exec"]) if values["exec"] else None
+    return Score(**values)
+
+
 def turn_row(turn: Any) -> dict[str, Any]:
     return {
         "index": turn.index, "messages": _dumps(turn.messages), "completion": turn.completion,
-        "reward": turn.reward, "components": list(turn.components.items()),
-        "passed": turn.passed, "attempt": turn.attempt, "status": turn.status,
-        "feedback": turn.feedback, "error": turn.error, "exec_status": turn.exec_status,
-        "exec": _dumps(turn.exec), "observation": turn.observation, "gen_s": turn.gen_s,
+        **score_columns(turn.score), "attempt": turn.attempt, "status": turn.status,
+        "exec_status": turn.exec_status, "observation": turn.observation, "gen_s": turn.gen_s,
         "verify_s": turn.verify_s, "finish_reason": turn.finish_reason,
         "prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
-        "gen_attempts": turn.gen_attempts, "failure": turn.failure,
+        "gen_attempts": turn.gen_attempts,
     }
 
 
@@ -111,8 +129,8 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     for t in row.get("turns") or []:
         t = dict(t)
         t["messages"] = json.loads(t["messages"]) if t.get("messages") else []
-        t["exec"] = json.loads(t["exec"]) if t.get("exec") else None
-        t["components"] = dict(t.get("components") or [])
+        score = stored_score(t)
+        t["exec"], t["components"] = score.exec, score.components
         turns.append(t)
     out["turns"] = turns
     return out
