@@ -243,7 +243,12 @@ class Registry:
 
     def _check_sandbox_kinds(self) -> None:
         """Withdraw every domain whose ``sandbox.kind`` names no registered backend."""
-        kinds = ["none", *self.sandbox_refs()]
+        try:
+            kinds = ["none", *self.sandbox_refs()]
+        except PluginError as exc:  # reported; the domains stay, the backends fail at use
+            self.errors.append(LoadError("rlhub_sandbox_backends", "(plugins)", str(exc)))
+            print(f"rlhub: {exc}", file=sys.stderr)
+            return
         for domain_id, manifest in list(self.manifests.items()):
             kind = manifest.data.get("sandbox", {}).get("kind", "none")
             if kind not in kinds:

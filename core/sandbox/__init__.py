@@ -1,8 +1,8 @@
 """Sandboxed code execution: one request/result API over several backends.
 
 A backend's ``run(request)`` executes one :class:`ExecRequest` and returns an
-:class:`ExecResult`; ``run_batch(requests)`` is the async batch form. Backends come from the
-``rlhub_make_sandbox`` hook, each started once per registry (:class:`Sandboxes`, reached as
+:class:`ExecResult`; ``run_batch(requests)`` is the async batch form. Backends are named by the
+``rlhub_sandbox_backends`` hook, each started once per registry (:class:`Sandboxes`, reached as
 ``registry.sandbox(name)``); ``local`` is the embedded default.
 """
 

@@ -64,3 +64,20 @@ def test_an_unknown_strategy_is_refused_with_the_nearest_registered_names():
     registry = Registry(autoload=False, plugins=[extendplug, toyplug])
     with pytest.raises(SchedulerError, match="unknown strategy 'focsu'; did you mean 'focus'"):
         Scheduler.from_config({"strategy": "focsu", "domains": {"toy/copy-v1": {}}}, registry)
+
+
+class BrokenNames:
+    """A plugin whose backend declaration raises."""
+
+    PLUGIN_NAME = "brokennames"
+
+    @hookimpl
+    def rlhub_sandbox_backends(self) -> dict[str, str]:
+        raise RuntimeError("no names today")
+
+
+def test_a_plugin_whose_backend_names_raise_is_reported_and_the_others_keep_working():
+    registry = Registry(autoload=False, plugins=[toyplug, BrokenNames()])
+    assert "toy/reverse-v1" in registry.ids()
+    assert any("rlhub_sandbox_backends" in e.cause and "no names today" in e.cause
+               for e in registry.errors)
