@@ -1,7 +1,11 @@
 """rlhub: a plugin-based hub of environments and rewards for RL post-training of LLMs.
 
-This module is the public facade; everything else is an implementation detail. Heavy parts
-(the scheduler, sandboxes) are imported on first attribute access, so ``import rlhub`` stays cheap.
+This module is the public facade; with the few public modules PLUGINS.md lists under "What you
+may import" (``rlhub.testing``, ``rlhub.verifiers.bounded``, ``rlhub.bridges``,
+``rlhub.hub.bridges.verifiers_env``), it is all a plugin may import: everything else is an
+implementation detail that may move (tests/test_architecture.py holds first-party plugins to it).
+Heavy parts (the scheduler, sandboxes) are imported on first attribute access, so ``import rlhub``
+stays cheap.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from rlhub.errors import (
 )
 from rlhub.failures import FAILURES, TRAINABLE, is_trainable
 from rlhub.manifest import Manifest
+from rlhub.home import rlhub_home
 from rlhub.plugins import Registry, hookimpl, registry
-from rlhub.task import Score, Task
+from rlhub.task import Score, Task, clamp_reward, task_id
 
 __version__ = "0.1.0"
 
@@ -33,11 +38,13 @@ _LAZY = {
     "Scheduler": "rlhub.scheduler",
     "ExecRequest": "rlhub.sandbox",
     "ExecResult": "rlhub.sandbox",
+    "JsonSchema": "rlhub.verifiers.basic",
     "Limits": "rlhub.sandbox",
     "code_of": "rlhub.extract",
     "final_answer": "rlhub.extract",
     "fresh_nonce": "rlhub.sandbox.verdict",
     "last_boxed": "rlhub.extract",
+    "parse_json_answer": "rlhub.verifiers.basic",
     "tagged_line": "rlhub.sandbox.verdict",
 }
 
@@ -48,6 +55,7 @@ __all__ = sorted([
     "ExecRequest",
     "ExecResult",
     "FAILURES",
+    "JsonSchema",
     "LabelError",
     "Limits",
     "Manifest",
@@ -67,14 +75,18 @@ __all__ = sorted([
     "TrainerError",
     "Verdict",
     "VerifierError",
+    "clamp_reward",
     "code_of",
     "final_answer",
     "fresh_nonce",
     "hookimpl",
     "is_trainable",
     "last_boxed",
+    "parse_json_answer",
     "registry",
+    "rlhub_home",
     "tagged_line",
+    "task_id",
 ])
 
 

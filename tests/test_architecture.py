@@ -234,3 +234,64 @@ def test_the_hook_call_finder_sees_an_unguarded_call(tmp_path):
     source.write_text("def f(r):\n    with boundary(E, 'x'):\n        r.pm.hook.a()\n"
                       "    return r.pm.hook.b(x=1), getattr(r.pm.hook, 'c')()\n")
     assert unguarded_hook_calls("m", source) == ["m line 4", "m line 4"]
+
+
+# What a plugin may import from rlhub: the facade and the public modules PLUGINS.md lists under
+# "What you may import". Every other rlhub module is private and may move.
+PUBLIC = ("rlhub", "rlhub.bridges", "rlhub.verifiers.bounded", "rlhub.hub.bridges.verifiers_env")
+PUBLIC_PACKAGES = ("rlhub.testing",)
+# Imports of plugins being rewritten on another branch, removed when that branch is merged (the
+# test fails once one of them is gone, so this list cannot go stale).
+MERGE_PENDING = {"rlhub_textarena.domain -> rlhub.manifest"}
+
+
+def is_public(module: str) -> bool:
+    return module in PUBLIC or any(module == p or module.startswith(p + ".")
+                                   for p in PUBLIC_PACKAGES)
+
+
+def plugin_modules() -> dict[str, Path]:
+    """Every module a first-party plugin ships: ``{dotted name: file}`` for each package under
+    ``plugins/<plugin>/`` (its tests are not shipped, so not held to the public surface)."""
+    found = {}
+    for init in sorted(ROOT.glob("plugins/*/*/__init__.py")):
+        if init.parent.name == "tests":
+            continue
+        for path in init.parent.rglob("*.py"):
+            parts = list(path.relative_to(init.parent.parent).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def private_imports(module: str, path: Path, known: set[str]) -> list[str]:
+    """The private rlhub modules ``module`` imports (anywhere in the file, or names as a
+    ``"module:attr"`` string), as ``"module -> target"``."""
+    edges = imports(module, path, known) + string_refs(module, path)
+    return sorted({f"{module} -> {e.target}" for e in edges if not is_public(e.target)})
+
+
+def test_no_first_party_plugin_imports_a_private_rlhub_module():
+    known = set(modules())
+    found = {hit for name, path in plugin_modules().items()
+             for hit in private_imports(name, path, known)}
+    assert sorted(found - MERGE_PENDING) == []
+    assert sorted(MERGE_PENDING - found) == [], "fixed: remove it from MERGE_PENDING"
+
+
+def test_every_public_module_a_plugin_may_import_exists():
+    known = set(modules())
+    assert [m for m in PUBLIC + PUBLIC_PACKAGES if m not in known] == []
+
+
+def test_the_plugin_walker_sees_private_imports_at_any_depth(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text("from rlhub import Domain, sandbox\nfrom rlhub.verifiers import bounded\n"
+                      "from rlhub.testing.probes import x\nimport rlhub.bridges\n"
+                      "def f():\n    from rlhub.task import task_id\n"
+                      '    return "rlhub.store:Store"\n')
+    known = {"rlhub", "rlhub.sandbox", "rlhub.verifiers.bounded", "rlhub.testing.probes",
+             "rlhub.bridges", "rlhub.task", "rlhub.store"}
+    assert private_imports("p.mod", source, known) == [
+        "p.mod -> rlhub.sandbox", "p.mod -> rlhub.store", "p.mod -> rlhub.task"]

@@ -24,9 +24,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from rlhub import Domain, Episode, ManifestError, Score, StepResult, Task, Verdict
-from rlhub.manifest import Manifest
-from rlhub.task import clamp_reward
+from rlhub import (
+    Domain,
+    Episode,
+    Manifest,
+    ManifestError,
+    Score,
+    StepResult,
+    Task,
+    Verdict,
+    clamp_reward,
+)
 
 from rlhub_agentic import answers
 from rlhub_agentic.protocol import Action, ToolCall, extract_answer, format_result, parse_action

@@ -19,9 +19,8 @@ import logging
 import random
 from typing import Any
 
-from rlhub import Task, Verdict
+from rlhub import Manifest, Task, Verdict
 from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope, bounded_space
-from rlhub.manifest import Manifest
 
 SEED_SPACE = 2**30
 WIN_MESSAGE = "Congratulations!"

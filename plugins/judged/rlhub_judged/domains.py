@@ -17,8 +17,7 @@ import random
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from rlhub import Domain
-from rlhub.manifest import Manifest
+from rlhub import Domain, Manifest
 
 from rlhub_judged.catalog import AUDIENCES, CONCEPTS, CONVERSATIONS, PREFERENCES
 

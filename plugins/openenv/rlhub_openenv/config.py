@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rlhub.plugins import rlhub_home
+from rlhub import rlhub_home
 
 ENV_VAR = "RLHUB_OPENENV_ENVS"
 DESCRIBE_TIMEOUT_S = 10.0

@@ -18,9 +18,7 @@ import hashlib
 import json
 from typing import Any
 
-from rlhub import Domain, Episode, LabelError, StepResult, Task, Verdict
-from rlhub.manifest import Manifest
-from rlhub.task import task_id
+from rlhub import Domain, Episode, LabelError, Manifest, StepResult, Task, Verdict, task_id
 
 from rlhub_openenv.client import ActionRejected, Result, Session
 

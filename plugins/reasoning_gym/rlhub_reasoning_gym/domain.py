@@ -30,8 +30,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict, final_answer
-from rlhub.task import task_id
+from rlhub import Domain, Manifest, Task, Verdict, final_answer, task_id
 
 from rlhub_reasoning_gym import codec, guards
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlhub import Task, Verdict
-from rlhub.errors import VerifierError
+from rlhub import Task, Verdict, VerifierError
 
 from rlhub_skyrl.catalog import BRIDGED
 

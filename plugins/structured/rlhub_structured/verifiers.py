@@ -1,6 +1,6 @@
 """The ``json-schema-values`` verifier: JSON Schema validity plus the values the prompt stated.
 
-It extends the built-in ``json-schema`` verifier (``rlhub.verifiers.basic.JsonSchema``): the
+It extends the built-in ``json-schema`` verifier (``rlhub.JsonSchema``): the
 completion's JSON (last ```json block, or the whole text) must validate against
 ``task.answer["schema"]``, and every ``{"path": [...], "value": ...}`` in ``task.answer["values"]``
 must be found at its path with an equal value of the same JSON type (``true`` is not ``1``).
@@ -18,8 +18,7 @@ import dataclasses
 import json
 from typing import Any
 
-from rlhub import Task, Verdict
-from rlhub.verifiers.basic import JsonSchema, parse_json_answer
+from rlhub import JsonSchema, Task, Verdict, parse_json_answer
 
 _MISSING = object()
 

@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rlhub.plugins import rlhub_home
+from rlhub import rlhub_home
 
 SELF = {"rlhub-verifiers", "rlhub"}
 REQUIRES = re.compile(r"^Requires-Dist:\s*verifiers\s*($|[<>=!~;\[(\s])",

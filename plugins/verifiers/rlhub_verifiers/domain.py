@@ -20,9 +20,18 @@ import hashlib
 import random
 from typing import Any
 
-from rlhub import Domain, Episode, LabelError, StepResult, Task, Verdict, VerifierError
-from rlhub.manifest import Manifest
-from rlhub.task import Score, task_id
+from rlhub import (
+    Domain,
+    Episode,
+    LabelError,
+    Manifest,
+    Score,
+    StepResult,
+    Task,
+    Verdict,
+    VerifierError,
+    task_id,
+)
 
 from rlhub_verifiers import tools
 from rlhub_verifiers.episode import text_of
