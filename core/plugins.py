@@ -26,7 +26,7 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -99,13 +99,15 @@ class Registry:
     trainer started on its own, the pytest plugin) call :func:`registry`. Two registries share
     nothing: each has its own domains, verifiers and sandbox backends. ``sandbox`` is the default
     backend of this registry's domains: a name, a backend object (a test double), or None for
-    ``$RLHUB_SANDBOX``, else ``local``.
+    ``$RLHUB_SANDBOX``, else ``local``. ``versions(name)`` reads a distribution's installed version
+    for provenance (by default :func:`rlhub.provenance.distribution_version`).
     """
 
     def __init__(self, *, domain_files: Iterable[str | os.PathLike[str]] = (),
                  block: Iterable[str] = (), autoload: bool | None = None,
                  plugins: Iterable[ModuleType | object] = (),
-                 sandbox: str | Backend | None = None):
+                 sandbox: str | Backend | None = None,
+                 versions: Callable[[str], str] | None = None):
         self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
                         "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
                         else None}
@@ -123,6 +125,7 @@ class Registry:
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
         self._default_sandbox = sandbox
+        self.versions = versions
         self._policy: Policy | None = None
         self._pulled: set[str] = set()
         self._withdrawn: dict[str, str] = {}
@@ -411,7 +414,7 @@ class Registry:
 
         if isinstance(manifest, str):
             manifest = self.manifest(manifest)
-        return domain_provenance(manifest, self.verifier_refs())
+        return domain_provenance(manifest, self.verifier_refs(), self.versions)
 
     def close(self) -> None:
         """Stop the sandbox backends this registry started."""

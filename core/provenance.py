@@ -11,14 +11,16 @@ data-only domain the domain file and its dataset. Change a line of the verifier,
 it imports, and the hash changes. ``libraries`` are the versions of the third-party
 distributions that code imports (math-verify, reasoning-gym, ...). A bridged domain's manifest
 ``requires`` its source package: the installed versions (``source_versions``) are recorded and
-folded into the hash, so upgrading the game library a bridge plays changes it.
+folded into the hash, so upgrading the game library a bridge plays changes it. Installed versions
+are read with ``versions(name)`` (a registry's ``versions``, by default
+:func:`distribution_version`), so a test can pass the versions of another installation.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -62,13 +64,17 @@ def code_roots(manifest: Manifest, verifiers: Mapping[str, str]) -> list[str]:
     return sorted({factory, *_verifier_modules(manifest.data.get("verifier"), verifiers)})
 
 
-def verifier_code_hash(manifest: Manifest, verifiers: Mapping[str, str]) -> str:
+Versions = Callable[[str], str]  # a distribution's installed version, "" when it is missing
+
+
+def verifier_code_hash(manifest: Manifest, verifiers: Mapping[str, str],
+                       versions: Versions | None = None) -> str:
     """sha256 over the sources that decide this domain's rewards (see the module docstring)."""
     sources: dict[str, str] = {}
     for root in code_roots(manifest, verifiers):
         sources.update(sourcegraph.closure(root))
     parts = [manifest.data["factory"], *(f"{m}={h}" for m, h in sorted(sources.items()))]
-    parts += [f"{name}=={version}" for name, version in source_versions(manifest).items()]
+    parts += [f"{name}=={version}" for name, version in source_versions(manifest, versions).items()]
     if manifest.source:
         parts.append(sha256_file(manifest.source))
         dataset = manifest.data["params"].get("dataset", "")
@@ -94,12 +100,14 @@ def distribution_version(name: str) -> str:
         return ""
 
 
-def source_versions(manifest: Manifest) -> dict[str, str]:
+def source_versions(manifest: Manifest, versions: Versions | None = None) -> dict[str, str]:
     """Installed version of each distribution the manifest ``requires`` ("" when missing)."""
-    return {name: distribution_version(name) for name in sorted(manifest.data.get("requires", {}))}
+    version = versions or distribution_version
+    return {name: version(name) for name in sorted(manifest.data.get("requires", {}))}
 
 
-def domain_provenance(manifest: Manifest, verifiers: Mapping[str, str]) -> dict[str, Any]:
+def domain_provenance(manifest: Manifest, verifiers: Mapping[str, str],
+                      versions: Versions | None = None) -> dict[str, Any]:
     """The record that pins one domain: ids, versions and the verifier code hash.
 
     A domain whose manifest ``requires`` other distributions also records ``source_versions``;
@@ -107,17 +115,18 @@ def domain_provenance(manifest: Manifest, verifiers: Mapping[str, str]) -> dict[
     source package and version it needs.
     """
     bridge = manifest.data.get("params", {}).get("bridge")
+    version = versions or distribution_version
     record = {
         **({"bridge": bridge} if isinstance(bridge, dict) else {}),
         "domain": manifest.id,
         "domain_version": manifest.version,
         "plugin": manifest.plugin,
         "distribution": manifest.distribution,
-        "distribution_version": distribution_version(manifest.distribution),
+        "distribution_version": version(manifest.distribution),
         "manifest_hash": sha256_json(manifest.data),
-        "verifier_code_hash": verifier_code_hash(manifest, verifiers),
+        "verifier_code_hash": verifier_code_hash(manifest, verifiers, versions),
         "libraries": scoring_libraries(manifest, verifiers),
     }
     if manifest.data.get("requires"):
-        record["source_versions"] = source_versions(manifest)
+        record["source_versions"] = source_versions(manifest, versions)
     return record

@@ -360,5 +360,6 @@ def trajectory_provenance(registry: Any, domain: Any) -> dict[str, Any]:
     return {"plugin": manifest.plugin, "distribution": manifest.distribution,
             "plugin_version": info.version if info else None,
             "domain_version": manifest.version,
-            "verifier_hash": verifier_code_hash(manifest, registry.verifier_refs()),
+            "verifier_hash": verifier_code_hash(manifest, registry.verifier_refs(),
+                                                registry.versions),
             "sandbox_image": image, "sandbox_image_digest": digest, "rlhub_version": __version__}

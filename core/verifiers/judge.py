@@ -50,6 +50,7 @@ import re
 import secrets
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,10 +134,10 @@ def quote(tag: str, nonce: str, text: str) -> str:
     return f"<{tag}-{nonce}>\n{text}\n</{tag}-{nonce}>"
 
 
-def fresh_nonce(*texts: str) -> str:
-    """A random hex nonce that occurs in none of ``texts``."""
+def fresh_nonce(*texts: str, draw: Callable[[int], str] = secrets.token_hex) -> str:
+    """A random hex nonce that occurs in none of ``texts``; ``draw(8)`` draws a candidate."""
     while True:
-        nonce = secrets.token_hex(8)
+        nonce = draw(8)
         if not any(nonce in t for t in texts):
             return nonce
 

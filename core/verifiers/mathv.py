@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rlhub.domain import Verdict
@@ -89,7 +90,9 @@ class Math:
     is present).
     """
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], *, work: Callable[..., Any] = bounded.call):
+        """``work`` runs a call in a bounded worker (:func:`rlhub.verifiers.bounded.call`)."""
+        self.work = work
         self.timeout_s = float(options.get("timeout_s", 5))
         self.require_boxed = bool(options.get("require_boxed", True))
         self.max_chars = int(options.get("max_answer_chars", 512))
@@ -98,8 +101,8 @@ class Math:
 
     def equal(self, gold: str, answer: str) -> bool:
         """Whether two LaTeX answers are mathematically equal; raises ``WorkExceeded``."""
-        return bool(bounded.call("rlhub.verifiers.mathv:equal_in_worker", gold, answer,
-                                 self.timeout_s, budget=self.budget))
+        return bool(self.work("rlhub.verifiers.mathv:equal_in_worker", gold, answer,
+                              self.timeout_s, budget=self.budget))
 
     def check(self, task: Task, completion: str) -> Verdict:
         boxed = last_boxed(completion)

@@ -102,18 +102,17 @@ def test_rlhub_serve_plays_a_textarena_episode_and_rewards_a_gem_label(tmp_path)
         assert rewards["rewards"] == [0.0] and rewards["extra_logs"]["error"] == [0]
 
 
-def test_a_locked_run_refuses_to_go_ahead_when_a_bridges_source_package_changed(monkeypatch,
-                                                                                tmp_path):
+def test_a_locked_run_refuses_to_go_ahead_when_a_bridges_source_package_changed(tmp_path):
     import rlhub
     from rlhub.hub.publish.lock import check_lock, mixture_lock, write_lock
+    from rlhub.provenance import distribution_version
 
     reg = rlhub.registry()
     write_lock(mixture_lock(MIXTURE, reg), tmp_path / "rlhub.lock")
     assert check_lock(tmp_path / "rlhub.lock", reg) == []
-    real = rlhub.provenance.distribution_version
-    monkeypatch.setattr("rlhub.provenance.distribution_version",
-                        lambda name: "0.7.5" if name == "textarena" else real(name))
-    problems = check_lock(tmp_path / "rlhub.lock", reg)
+    upgraded = rlhub.Registry(versions=lambda name: "0.7.5" if name == "textarena"
+                              else distribution_version(name))
+    problems = check_lock(tmp_path / "rlhub.lock", upgraded)
     assert len(problems) == 2 * 2  # both TextArena domains: source_versions, verifier_code_hash
     assert any("textarena/sudoku-easy-v1: source_versions changed" in p for p in problems)
 

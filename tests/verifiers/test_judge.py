@@ -167,10 +167,10 @@ def test_the_completion_is_quoted_inside_nonce_tags_it_cannot_close(judge, task,
     assert user.count(f"</candidate-{nonce}>") == 1
 
 
-def test_a_nonce_that_occurs_in_the_texts_is_never_used(monkeypatch):
+def test_a_nonce_that_occurs_in_the_texts_is_never_used():
     draws = iter(["deadbeefdeadbeef", "0123456789abcdef"])
-    monkeypatch.setattr(judge_mod.secrets, "token_hex", lambda n: next(draws))
-    assert judge_mod.fresh_nonce("text with deadbeefdeadbeef inside") == "0123456789abcdef"
+    assert judge_mod.fresh_nonce("text with deadbeefdeadbeef inside",
+                                 draw=lambda n: next(draws)) == "0123456789abcdef"
 
 
 def test_huge_completions_are_truncated_for_the_grader(judge, task, options):

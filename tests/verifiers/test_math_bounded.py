@@ -71,15 +71,15 @@ def test_each_shape_of_unbounded_answer_is_named_by_a_guard_or_the_cpu_budget(an
         assert reason in verdict["feedback"]
 
 
-def test_an_answer_whose_evaluation_spends_the_cpu_budget_is_the_answers_fault(monkeypatch):
+def test_an_answer_whose_evaluation_spends_the_cpu_budget_is_the_answers_fault():
     from rlhub.verifiers import bounded
+    from rlhub.verifiers.mathv import Math
 
     def spent(*args, **kwargs):
         raise bounded.WorkExceeded("cpu", "needed more than 5 s of CPU time")
 
-    monkeypatch.setattr(bounded, "call", spent)
-    verdict = REG.verifier("math").check(Task("t", "x/y-v1", "Q?", answer="922"),
-                                          "\\boxed{7^{999 \\cdot 999 \\cdot 99}}")
+    verdict = Math({}, work=spent).check(Task("t", "x/y-v1", "Q?", answer="922"),
+                                         "\\boxed{7^{999 \\cdot 999 \\cdot 99}}")
     assert not verdict.passed and verdict.failure == "answer"
     assert verdict.feedback == ("The answer was not evaluated: evaluating it needed more than 5 s "
                                 "of CPU time. Box only the final, simplified value.")
