@@ -107,16 +107,20 @@ def manifest(row: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def manifests() -> list[dict[str, Any]]:
+def manifests(present: bool | None = None) -> list[dict[str, Any]]:
+    """One manifest per table row; none unless gem-llm is ``present`` (None: :func:`installed`)."""
+    if not (installed() if present is None else present):
+        return []
     table = load()
     return [manifest(row, table) for row in table["domains"]]
 
 
-def left_out() -> list[dict[str, str]]:
-    """``{id, source, reason}`` of every GEM environment that is not a domain here."""
+def left_out(present: bool | None = None) -> list[dict[str, str]]:
+    """``{id, source, reason}`` of every GEM environment that is not a domain here (every one
+    unless gem-llm is ``present``; None: :func:`installed`)."""
     rows = [{"id": f"{NAMESPACE}/{name}-v1", "source": env_id, "reason": reason}
             for env_id, (name, reason) in sorted(load()["left_out"].items())]
-    if not installed():
+    if not (installed() if present is None else present):
         reason = f"{PACKAGE} is not installed; install it with `{INSTALL}`"
         rows += [{"id": f"{NAMESPACE}/{row['name']}-v1", "source": row["env_id"],
                   "reason": reason} for row in load()["domains"]]

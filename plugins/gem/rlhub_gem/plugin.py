@@ -12,7 +12,7 @@ from rlhub_gem import catalog
 @hookimpl
 def rlhub_domains() -> list[dict[str, Any]]:
     """One manifest per new GEM game level, when gem-llm is installed (no gem import)."""
-    return catalog.manifests() if catalog.installed() else []
+    return catalog.manifests()
 
 
 @hookimpl

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from rlhub_gem import catalog, plugin
+from rlhub_gem import catalog
 
 
 def test_rebuilding_the_table_gives_the_shipped_table():
@@ -49,10 +49,9 @@ def test_every_domain_a_left_out_reason_points_to_is_registered():
     assert named and sorted(named - ids) == []
 
 
-def test_without_gem_llm_the_domains_are_listed_as_left_out_with_the_install_command(monkeypatch):
-    monkeypatch.setattr(catalog, "installed", lambda: False)
-    assert plugin.rlhub_domains() == []
-    left = {row["id"]: row["reason"] for row in plugin.rlhub_left_out()}
+def test_without_gem_llm_the_domains_are_listed_as_left_out_with_the_install_command():
+    assert catalog.manifests(present=False) == [] and catalog.manifests(present=True)
+    left = {row["id"]: row["reason"] for row in catalog.left_out(present=False)}
     assert left["gem/sudoku-easy-v1"] == ("gem-llm is not installed; install it with "
                                           "`pip install --no-deps gem-llm==0.1.0`")
 
