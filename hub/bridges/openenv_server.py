@@ -55,10 +55,10 @@ class ProtocolError(Exception):
 
 
 class Session:
-    """One WebSocket connection: at most one open episode of the hub."""
+    """One WebSocket connection: at most one open episode of the service."""
 
-    def __init__(self, hub: Any):
-        self.hub = hub
+    def __init__(self, service: Any):
+        self.service = service
         self.episode_id: str | None = None
         self.task: dict[str, Any] = {}
         self.steps = 0
@@ -85,9 +85,9 @@ class Session:
         await self.drop()
         body = {k: data[k] for k in ("domain", "split", "seed", "index") if k in data}
         if "domain" not in body:
-            body = {"task": (await self.hub.sample({"n": 1}))["tasks"][0]}
-        async with self.hub.gate.admit():
-            opened = await self.hub.open_episode(body)
+            body = {"task": (await self.service.sample({"n": 1}))["tasks"][0]}
+        async with self.service.gate.admit():
+            opened = await self.service.open_episode(body)
         self.episode_id, self.task = opened["episode_id"], opened["task"]
         self.steps, self.max_turns = 0, opened["max_turns"]
         prompt = opened["observation"]
@@ -101,8 +101,8 @@ class Session:
         if not isinstance(message, str) or set(data) - {"message", "metadata"}:
             raise ProtocolError("VALIDATION_ERROR", "expected the action {\"message\": "
                                 f"\"<completion>\"}}, found keys {sorted(data)}")
-        async with self.hub.gate.admit():
-            result = await self.hub.step({"completion": message}, self.episode_id)
+        async with self.service.gate.admit():
+            result = await self.service.step({"completion": message}, self.episode_id)
         self.steps += 1
         if result["done"]:
             self.episode_id = None
@@ -121,18 +121,18 @@ class Session:
 
     async def drop(self) -> None:
         if self.episode_id is not None:
-            await self.hub.close_episode(self.episode_id)
+            await self.service.close_episode(self.episode_id)
             self.episode_id = None
 
 
-def mount(app: Any, hub: Any) -> None:
+def mount(app: Any, service: Any) -> None:
     """Add OpenEnv's ``/ws``, ``/schema`` and ``/metadata`` to the ``rlhub serve`` app."""
     from starlette.responses import JSONResponse
     from starlette.websockets import WebSocket
 
     async def websocket(ws: WebSocket) -> None:
         await ws.accept()
-        await serve_session(ws, Session(hub), hub.config.max_body_bytes)
+        await serve_session(ws, Session(service), service.config.max_body_bytes)
 
     async def schema(_: Any) -> Any:
         return JSONResponse({"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA,
@@ -143,7 +143,7 @@ def mount(app: Any, hub: Any) -> None:
         from rlhub import __version__
 
         return JSONResponse({"name": "rlhub", "version": __version__,
-                             "description": f"{len(hub.registry.ids())} rlhub domains; reset "
+                             "description": f"{len(service.registry.ids())} rlhub domains; reset "
                              "with {\"domain\": ID}"})
 
     app.router.add_websocket_route("/ws", websocket)

@@ -89,7 +89,7 @@ from rlhub.hub.server.protocol import (
     outcome_from_score,
 )
 from rlhub.hub.server.protocol import LabelError as BodyError
-from rlhub.hub.server.state import EpisodeTable, SchedulerHub
+from rlhub.hub.server.state import EpisodeTable, SharedScheduler
 from rlhub.task import Task
 
 MAX_SAMPLE_N = 10_000
@@ -161,7 +161,7 @@ class Gate:
             self.semaphore.release()
 
 
-class Hub:
+class RewardService:
     """What the endpoints call: registry, pool, episodes, scheduler, metrics."""
 
     def __init__(self, config: ServerConfig, registry: Any):
@@ -172,7 +172,7 @@ class Hub:
         self.episodes = EpisodeTable(config.episode_ttl_s, config.max_episodes)
         self.requests = RequestLog(config.episode_ttl_s, config.max_request_keys)
         self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
-        self.scheduler = SchedulerHub(self._scheduler(), config.episode_ttl_s)
+        self.scheduler = SharedScheduler(self._scheduler(), config.episode_ttl_s)
         self.label_key = labels.load_key(config.label_key_file) or labels.new_key()
         self.labels = labels.LabelGate(registry, key=self.label_key, domains=self._served())
         self.pool: Pool | None = None
@@ -515,51 +515,51 @@ def create_app(config: ServerConfig, registry: Any) -> Any:
     and stops with it."""
     from fastapi import FastAPI
 
-    hub = Hub(config, registry)
+    service = RewardService(config, registry)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
         try:
-            await asyncio.to_thread(hub.open)
+            await asyncio.to_thread(service.open)
         except Exception as exc:
-            hub.startup_error = exc
+            service.startup_error = exc
             raise
-        sweeper = asyncio.create_task(hub.sweeper())
+        sweeper = asyncio.create_task(service.sweeper())
         try:
             yield
         finally:
             sweeper.cancel()
-            await asyncio.to_thread(hub.close)
+            await asyncio.to_thread(service.close)
 
     app = FastAPI(title="rlhub", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.hub = hub
-    _routes(app, hub)
+    app.state.service = service
+    _routes(app, service)
     if config.openenv:
         from rlhub.hub.bridges.openenv_server import mount
 
-        mount(app, hub)
+        mount(app, service)
     return app
 
 
-def _routes(app: Any, hub: Hub) -> None:
-    route = _Router(app, hub)
-    route("POST", "/get_reward", hub.rewards, gated=True, reward=True)
-    route("GET", "/v1/domains", lambda _: _const({"domains": hub.domains()}))
-    route("POST", "/v1/sample", hub.sample, idempotent=True)
-    route("POST", "/v1/verify", hub.verify, gated=True)
-    route("POST", "/v1/episodes", hub.open_episode, gated=True, idempotent=True)
-    route("POST", "/v1/episodes/{episode_id}/step", hub.step, gated=True, idempotent=True)
+def _routes(app: Any, service: RewardService) -> None:
+    route = _Router(app, service)
+    route("POST", "/get_reward", service.rewards, gated=True, reward=True)
+    route("GET", "/v1/domains", lambda _: _const({"domains": service.domains()}))
+    route("POST", "/v1/sample", service.sample, idempotent=True)
+    route("POST", "/v1/verify", service.verify, gated=True)
+    route("POST", "/v1/episodes", service.open_episode, gated=True, idempotent=True)
+    route("POST", "/v1/episodes/{episode_id}/step", service.step, gated=True, idempotent=True)
     route("DELETE", "/v1/episodes/{episode_id}",
-          lambda _, episode_id: _closed(hub, episode_id))
-    route("POST", "/v1/scheduler/observe", hub.observe, idempotent=True)
+          lambda _, episode_id: _closed(service, episode_id))
+    route("POST", "/v1/scheduler/observe", service.observe, idempotent=True)
     route("GET", "/v1/scheduler/weights",
-          lambda _: _const({"weights": hub.scheduler.weights(), **hub.scheduler.state()}))
-    route("GET", "/health", lambda _: _const(hub.health()))
+          lambda _: _const({"weights": service.scheduler.weights(), **service.scheduler.state()}))
+    route("GET", "/health", lambda _: _const(service.health()))
 
     from starlette.responses import Response
 
     async def metrics(_: Any) -> Any:
-        body, content_type = hub.metrics.render()
+        body, content_type = service.metrics.render()
         return Response(body, media_type=content_type)
 
     app.router.add_route("/metrics", metrics, methods=["GET"])
@@ -569,41 +569,41 @@ async def _const(value: Any) -> Any:
     return value
 
 
-async def _closed(hub: Hub, episode_id: str) -> dict[str, Any]:
-    return {"episode_id": episode_id, "closed": await hub.close_episode(episode_id)}
+async def _closed(service: RewardService, episode_id: str) -> dict[str, Any]:
+    return {"episode_id": episode_id, "closed": await service.close_episode(episode_id)}
 
 
 class _Router:
     """Registers JSON endpoints: body parsing, admission, errors, metrics in one place."""
 
-    def __init__(self, app: Any, hub: Hub):
+    def __init__(self, app: Any, service: RewardService):
         self.app = app
-        self.hub = hub
+        self.service = service
 
     def __call__(self, method: str, path: str, fn: Callable[..., Awaitable[Any]], *,
                  gated: bool = False, reward: bool = False, idempotent: bool = False) -> None:
         from starlette.responses import Response
 
-        hub, name = self.hub, path
+        service, name = self.service, path
 
         async def run(request: Any) -> tuple[int, Any]:
-            return await _handle(request, fn, hub.config.max_body_bytes, reward)
+            return await _handle(request, fn, service.config.max_body_bytes, reward)
 
         async def raw(request: Any) -> bytes:
-            return await read_raw(request, hub.config.max_body_bytes)
+            return await read_raw(request, service.config.max_body_bytes)
 
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
             if idempotent:
-                status, value = await hub.requests.respond(
-                    request, run, hub.gate.admit if gated else None, raw)
+                status, value = await service.requests.respond(
+                    request, run, service.gate.admit if gated else None, raw)
             elif gated:
-                async with hub.gate.admit():
+                async with service.gate.admit():
                     status, value = await run(request)
             else:
                 status, value = await run(request)
-            hub.metrics.requests.labels(name, str(status)).inc()
-            hub.metrics.latency.labels(name).observe(time.perf_counter() - started)
+            service.metrics.requests.labels(name, str(status)).inc()
+            service.metrics.latency.labels(name).observe(time.perf_counter() - started)
             return Response(json.dumps(value).encode(), status_code=status,
                             media_type="application/json")
 
@@ -636,20 +636,20 @@ def run(config: ServerConfig, registry: Any,
     from rlhub.serving import serve
 
     app = create_app(config, registry)
-    hub = app.state.hub
+    service = app.state.service
 
     def listening(url: str) -> None:
         if ready is not None:
-            ready(url, hub.pool.info() if hub.pool else {})
+            ready(url, service.pool.info() if service.pool else {})
 
     try:
         started = serve(app, host=config.host, port=config.port, ready=listening,
                         backlog=config.backlog, log_level=config.log_level, access_log=False,
                         lifespan="on", timeout_graceful_shutdown=config.shutdown_grace_s)
     finally:  # SIGINT arrives as KeyboardInterrupt: the interpreter would join stuck threads
-        if hub.startup_error is None:
+        if service.startup_error is None:
             exit_past_stuck_threads(config.shutdown_grace_s)
-    if hub.startup_error is not None:
-        raise hub.startup_error
+    if service.startup_error is not None:
+        raise service.startup_error
     if not started:
         raise RlhubError("rlhub serve did not start; the lines above say why")

@@ -91,7 +91,7 @@ class Lease:
     created: float = field(default_factory=time.monotonic)
 
 
-class SchedulerHub:
+class SharedScheduler:
     """The server's scheduler (optional), made thread-safe, with its task leases."""
 
     def __init__(self, scheduler: Any | None, ttl_s: float = 900.0, max_open: int = 100_000):

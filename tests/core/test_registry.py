@@ -79,7 +79,7 @@ def test_a_sandbox_double_passed_to_one_registry_never_reaches_another(rlhub_san
 def test_two_servers_in_one_process_verify_with_their_own_plugins():
     apps = [create_app(ServerConfig(workers=1), Registry(plugins=plugins, autoload=False))
             for plugins in ([toyplug], [toyplug, LenientPlugin()])]
-    task = apps[0].state.hub.registry.get("toy/copy-v1").task("train", 0, 0)
+    task = apps[0].state.service.registry.get("toy/copy-v1").task("train", 0, 0)
     body = {"label": make_label(task), "completion": "Answer: wrong"}
     with TestClient(apps[0]) as plain, TestClient(apps[1]) as lenient:
         assert plain.post("/v1/verify", json=body).json()["passed"] is False
