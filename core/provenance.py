@@ -28,6 +28,8 @@ from typing import Any
 from rlhub import sourcegraph
 from rlhub.manifest import Manifest
 
+Versions = Callable[[str], str]  # a distribution's installed version, "" when it is missing
+
 
 def sha256_file(path: str | Path) -> str:
     digest = hashlib.sha256()
@@ -62,9 +64,6 @@ def code_roots(manifest: Manifest, verifiers: Mapping[str, str]) -> list[str]:
     """
     factory = manifest.data["factory"].partition(":")[0]
     return sorted({factory, *_verifier_modules(manifest.data.get("verifier"), verifiers)})
-
-
-Versions = Callable[[str], str]  # a distribution's installed version, "" when it is missing
 
 
 def verifier_code_hash(manifest: Manifest, verifiers: Mapping[str, str],
