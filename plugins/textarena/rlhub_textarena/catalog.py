@@ -80,7 +80,30 @@ REASONS = [  # (pattern in the error, reason)
     (r"FileNotFoundError", "a data file is missing from the TextArena wheel ({error})"),
 ]
 MULTIPLAYER = ("a game for two or more players, and TextArena ships no offline opponent (its "
-               "agents call LLM APIs or ask a human)")
+               "agents call LLM APIs or ask a human); rlhub has no built-in opponent for it yet")
+
+# Two-player games played against the bridge's built-in opponent (opponents.py), by game.
+DUELS: dict[str, dict[str, Any]] = {
+    "TicTacToe": {"opponent": "TicTacToe", "tags": ["board", "planning"]},
+    "WildTicTacToe": {"opponent": "WildTicTacToe", "tags": ["board", "planning"]},
+    "ConnectFour": {"opponent": "ConnectFour", "tags": ["board", "planning"]},
+    "SimpleTak": {"opponent": "SimpleTak", "tags": ["board", "planning"]},
+    "Chopsticks": {"opponent": "Chopsticks", "tags": ["arithmetic", "planning"]},
+    "Othello": {"opponent": "Othello", "tags": ["board", "planning"]},
+    "Nim": {"opponent": "Nim", "tags": ["arithmetic", "planning"]},
+    "PigDice": {"opponent": "PigDice", "tags": ["dice", "chance", "decision"]},
+}
+LUCK = ("a constant line of play (always bet, always call) wins a share of matches on card or dice "
+        "luck alone against any fixed opponent, so the reward would pay it for nothing")
+FIXED_REPLY = ("a simultaneous-move game: against a fixed opponent the best reply is one fixed "
+               "move sequence, which the reward would pay a policy for memorising")
+DUEL_LEFT_OUT: dict[str, str] = {
+    "KuhnPoker": LUCK, "IndianPoker": LUCK, "Poker": LUCK, "LiarsDice": LUCK,
+    "ColonelBlotto": FIXED_REPLY, "IteratedPrisonersDilemma": FIXED_REPLY,
+    "IteratedRockPaperScissors": FIXED_REPLY, "IteratedMatchingPennies": FIXED_REPLY,
+    "IteratedTwoThirdsAverage": FIXED_REPLY, "IteratedUltimatumGame": FIXED_REPLY,
+    "GameOfPureStrategy": FIXED_REPLY,
+}
 
 
 @functools.cache
@@ -114,9 +137,19 @@ def domain_name(env_id: str) -> str:
 
 
 def _reward(row: dict[str, Any]) -> dict[str, Any]:
+    turns = [0, row["max_turns"]]
+    if row["reward"] == "duel":
+        return {"range": [0, 1], "components": {
+            "won": {"weight": 1.0, "description": "the policy's side won the game"},
+            "drawn": {"weight": 0.5, "description": "the game was drawn"},
+            "game_reward": {"weight": 0.0, "range": [-1, 1],
+                            "description": "TextArena's reward for the policy's seat (logged)"},
+            "moves": {"weight": 0.0, "range": turns, "description": "valid moves (logged only)"},
+            "invalid_moves": {"weight": 0.0, "range": turns,
+                              "description": "moves TextArena refused (logged only)"},
+        }}
     lo, hi = row["range"]
     win = row["reward"] == "win"
-    turns = [0, row["max_turns"]]
     return {"range": [0, 1] if win else [lo, hi], "components": {
         "won": {"weight": 1.0 if win else 0.0, "description": "the game was won"},
         "game_reward": {"weight": 0.0 if win else 1.0, "range": [lo, hi],
@@ -138,7 +171,8 @@ def manifest(row: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
         "verify_timeout_s": 10,
         "factory": "rlhub_textarena.domain:make",
         "params": {"env_id": row["env_id"], "observation": "chat",
-                   "observations": row["observations"], "reward": row["reward"]},
+                   "observations": row["observations"], "reward": row["reward"],
+                   **({"opponent": row["opponent"]} if "opponent" in row else {})},
         "requires": {PACKAGE: f"=={table['textarena']}"},
     }
 
@@ -168,7 +202,7 @@ def build() -> dict[str, Any]:
     base = [i for i in ENV_REGISTRY if not re.search(r"-(raw|train)(-|$)", i)]
     domains, left = [], {}
     for env_id in sorted(base):
-        row = probe(env_id, set(ENV_REGISTRY))
+        row = same_game(env_id, domains) or probe(env_id, set(ENV_REGISTRY))
         if isinstance(row, str):
             left[env_id] = [domain_name(env_id), row]
         else:
@@ -177,12 +211,29 @@ def build() -> dict[str, Any]:
             "license": metadata.metadata(PACKAGE)["License"], "domains": domains, "left_out": left}
 
 
+def same_game(env_id: str, rows: list[dict[str, Any]]) -> str | None:
+    """Why ``env_id`` is left out when a domain already has its game and parameters (TextArena
+    registers some levels twice: ``PigDice-v0`` is ``PigDice-v0-100``)."""
+    from textarena.envs.registration import ENV_REGISTRY
+
+    spec = ENV_REGISTRY[env_id]
+    for row in rows:
+        other = ENV_REGISTRY[row["env_id"]]
+        if (other.entry_point, other.kwargs) == (spec.entry_point, spec.kwargs):
+            return (f"the same game with the same parameters as {row['env_id']}, which is "
+                    f"{NAMESPACE}/{row['name']}-v1")
+    return None
+
+
 def probe(env_id: str, registered: set[str]) -> dict[str, Any] | str:
     """The table row of ``env_id``, or the reason it is left out."""
     game, _ = split_id(env_id)
-    reason = LEFT_OUT.get(env_id) or LEFT_OUT.get(game) or _budget_reason(env_id)
+    reason = (LEFT_OUT.get(env_id) or LEFT_OUT.get(game) or DUEL_LEFT_OUT.get(game)
+              or _budget_reason(env_id))
     if reason:
         return reason
+    if game in DUELS:
+        return _duel_row(env_id, registered)
     try:
         from rlhub_textarena.domain import Game
 
@@ -211,7 +262,10 @@ def _budget_reason(env_id: str) -> str | None:
 
 
 def _reason(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    import textarena
+
+    site = str(Path(textarena.__file__).parent.parent)  # no machine's own paths in the table
+    text = f"{type(exc).__name__}: {exc}".replace(site, "<site-packages>")
     for pattern, reason in REASONS:
         found = re.search(pattern, text)
         if found:
@@ -235,14 +289,42 @@ def _row(env_id: str, first: Any, registered: set[str]) -> dict[str, Any]:
     }
 
 
-def _observations(env_id: str, registered: set[str]) -> dict[str, str]:
-    from rlhub_textarena.domain import Game
+def _duel_row(env_id: str, registered: set[str]) -> dict[str, Any] | str:
+    from rlhub_textarena.domain import Duel, unwrapped
+
+    game, _ = split_id(env_id)
+    opponent = DUELS[game]["opponent"]
+    try:
+        state = unwrapped(Duel(env_id, PROBE_SEED, "full", opponent).env).state
+    except Exception as exc:  # noqa: BLE001 - every failure is a reason to leave the game out
+        return _reason(exc)
+    return {
+        "name": domain_name(env_id), "env_id": env_id, "game": game, "opponent": opponent,
+        "tags": ["two-player", *DUELS[game]["tags"]], "reward": "duel", "range": [0, 1],
+        "max_turns": 2 * (state.max_turns or _moves_bound(state.game_state)), "size": None,
+        "observations": _observations(env_id, registered, opponent),
+        "summary": _summary(env_id, state.max_turns, "duel"),
+    }
+
+
+def _moves_bound(game_state: dict[str, Any]) -> int:
+    """Moves a game without a turn limit can last: one per object (Nim) or board cell."""
+    if "piles" in game_state:
+        return sum(game_state["piles"])
+    board = game_state["board"]
+    return len(board) * len(board[0])
+
+
+def _observations(env_id: str, registered: set[str],
+                  opponent: str | None = None) -> dict[str, str]:
+    from rlhub_textarena.domain import Duel, Game
 
     found = {}
     for mode, suffix in VARIANTS.items():
         variant = env_id + suffix
         try:
-            game = Game(variant, PROBE_SEED, mode)
+            game = (Game(variant, PROBE_SEED, mode) if opponent is None
+                    else Duel(variant, PROBE_SEED, mode, opponent))
             game.observe()
             game.play("[rlhub probe]")
         except Exception:  # noqa: BLE001 - a wrapper that cannot show this game is no option
@@ -256,7 +338,8 @@ def _summary(env_id: str, limit: int | None, reward: str) -> str:
     from textarena.envs.registration import ENV_REGISTRY
 
     kwargs = ", ".join(f"{k}={v}" for k, v in ENV_REGISTRY[env_id].kwargs.items())
-    pays = "pays 1 for a win" if reward == "win" else "pays the game's score"
+    pays = {"win": "pays 1 for a win", "score": "pays the game's score",
+            "duel": "against rlhub's built-in opponent; pays 1 for a win, 0.5 for a draw"}[reward]
     turns = f"up to {limit} moves" if limit else "no move limit"
     return f"TextArena {env_id} ({kwargs or 'defaults'}; {turns}), one move per turn; {pays}."
 
