@@ -8,12 +8,15 @@ Listing domains must not import TextArena (it imports nltk, openai and chess), s
 
 The generator walks TextArena's registry. Each base id (``Sudoku-v0-easy``) is one game at one
 difficulty level; its ``-raw`` and ``-train`` wrapper variants become the ``observation`` options of
-that domain. It makes and resets every base id offline with one player: a single-player game that
-loads is a domain; everything else is left out with the reason (two or more players, an LLM judge
-or opponent behind an API key, an NLTK corpus that cannot be downloaded here, a missing package or
-data file, a syntax error on this Python). What we know about each game from reading its source
-(how it pays, which levels cannot be won) is :data:`GAMES` and :data:`LEFT_OUT`; a single-player
-game missing from :data:`GAMES` stops the generator, so a new TextArena release is reviewed.
+that domain. It makes and resets every base id offline: a single-player game that loads is a
+domain, and so is a two-player game of :data:`DUELS`, played against the bridge's built-in opponent
+(:mod:`rlhub_textarena.opponents`); everything else is left out with the reason (two or more
+players and no built-in opponent, a game a fixed line of play wins on luck (:data:`DUEL_LEFT_OUT`),
+a level registered twice with the same parameters, an LLM judge or opponent behind an API key, an
+NLTK corpus that cannot be downloaded here, a missing package or data file, a syntax error on this
+Python). What we know about each game from reading its source (how it pays, which levels cannot be
+won) is :data:`GAMES` and :data:`LEFT_OUT`; a single-player game missing from :data:`GAMES` stops
+the generator, so a new TextArena release is reviewed.
 """
 
 from __future__ import annotations
@@ -60,7 +63,13 @@ GAMES: dict[str, dict[str, Any]] = {
     "TowerOfHanoi": {"reward": "win", "fixed": True, "tags": ["puzzle", "planning"]},
 }
 
-# Single-player environments that load but cannot meet rlhub's contract, by base id or game.
+ALWAYS_ROLL = ("to 50 points a player that only ever rolls (and so never banks a point) draws "
+               "about one game in six, paid 0.5: the game's move limit often comes before the "
+               "built-in opponent has banked anything, so the reward would pay a constant move")
+BLIND_OTHELLO = ("a player that copies the first legal move TextArena lists wins {} of its games "
+                 "against the built-in opponent on the {} board (whose search is too slow to look "
+                 "deeper there): the reward would pay blind play")
+# Environments that load but cannot meet rlhub's contract, by base id or game.
 LEFT_OUT: dict[str, str] = {
     "Bandit": ("pays a wrong final choice its regret (max mean minus the chosen button's mean), "
                "so the worse the choice, the higher the reward"),
@@ -68,6 +77,11 @@ LEFT_OUT: dict[str, str] = {
                           "generator), beyond the 10-second budget of a verification"),
     "FifteenPuzzle": ("cannot be won: solving the puzzle calls SinglePlayerState.set_winners, "
                       "which TextArena 0.7.4 lacks, so the winning move raises AttributeError"),
+    "Othello-v0-tiny": BLIND_OTHELLO.format("a quarter", "4x4"),
+    "Othello-v0-big": BLIND_OTHELLO.format("one in six", "10x10"),
+    "Othello-v0-huge": BLIND_OTHELLO.format("one in six", "14x14"),
+    "PigDice-v0-50": ALWAYS_ROLL,
+    "PigDice-v0-short": ALWAYS_ROLL,
 }
 TILE_MOVES = 2  # a 2048 game needs at least target/2 moves or so: each move adds a 2 (or a 4)
 
@@ -92,6 +106,8 @@ DUELS: dict[str, dict[str, Any]] = {
     "Othello": {"opponent": "Othello", "tags": ["board", "planning"]},
     "Nim": {"opponent": "Nim", "tags": ["arithmetic", "planning"]},
     "PigDice": {"opponent": "PigDice", "tags": ["dice", "chance", "decision"]},
+    "Breakthrough": {"opponent": "Breakthrough", "tags": ["board", "planning"]},
+    "Battleship": {"opponent": "Battleship", "tags": ["board", "search", "chance"]},
 }
 LUCK = ("a constant line of play (always bet, always call) wins a share of matches on card or dice "
         "luck alone against any fixed opponent, so the reward would pay it for nothing")
@@ -308,10 +324,12 @@ def _duel_row(env_id: str, registered: set[str]) -> dict[str, Any] | str:
 
 
 def _moves_bound(game_state: dict[str, Any]) -> int:
-    """Moves a game without a turn limit can last: one per object (Nim) or board cell."""
+    """Moves a game without a turn limit can last: one per object (Nim) or board cell (of one
+    player's board, where each has one: Battleship)."""
     if "piles" in game_state:
         return sum(game_state["piles"])
     board = game_state["board"]
+    board = board[0] if isinstance(board, dict) else board
     return len(board) * len(board[0])
 
 

@@ -36,7 +36,7 @@ from rlhub import Task, Verdict
 from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope, bounded_space
 from rlhub.manifest import Manifest
 
-from rlhub_textarena.opponents import OPPONENTS
+from rlhub_textarena.opponents import NO_MOVE, OPPONENTS
 
 SEED_SPACE = 2**30
 MAX_REPLIES = 1000  # opponent moves in a row before the turn must come back (PigDice rolls)
@@ -114,14 +114,20 @@ class Duel(Game):
         return super().play(action) or self.scope.run(self.reply)
 
     def reply(self) -> bool:
-        """The opponent's moves until the turn is the policy's again; whether the game is over."""
+        """The opponent's moves until the turn is the policy's again; whether the game is over.
+
+        An opponent with no legal move plays :data:`~rlhub_textarena.opponents.NO_MOVE`, which
+        TextArena refuses: it loses as any player without a move does under TextArena's rules.
+        """
         base = unwrapped(self.env)
         for _ in range(MAX_REPLIES):
             if base.state.done or base.state.current_player_id == self.seat:
                 return bool(base.state.done)
             action = self.opponent(base, 1 - self.seat, self.rng)
             self.env.step(action)
-            if base.state.error_count or base.state.game_info[1 - self.seat].get("invalid_move"):
+            refused = base.state.error_count or base.state.game_info[1 - self.seat].get(
+                "invalid_move")
+            if refused and action != NO_MOVE:
                 raise RuntimeError(f"the built-in opponent's move {action!r} was refused")
         raise RuntimeError(f"the built-in opponent moved {MAX_REPLIES} times in a row")
 

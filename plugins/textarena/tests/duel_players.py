@@ -2,11 +2,14 @@
 opponent). Each reads the public board from the game's state, as the policy reads it from the
 observation, and plays a plain strategy that beats the opponent on some seeds:
 
-* board games: win at once, else block the opponent's immediate win, else a move that makes two winning threats (small boards), else the centre
-  (TicTacToe, Connect Four, SimpleTak; Chopsticks takes the first legal move); Othello: a corner,
-  else the most discs, as the opponent plays;
+* board games (TicTacToe, Connect Four, SimpleTak, Chopsticks): win at once, else block the
+  opponent's immediate win, else a move that makes two winning threats (small boards), else the
+  centre; in Chopsticks only among moves after which the opponent cannot win at once;
+* Othello: the opponent's own search, one ply deeper on boards up to 8×8;
 * Nim: the nim-sum-zero reply whenever there is one;
-* Pig: hold at a turn total of 25 or when the banked score would win.
+* Pig: hold at a turn total of 25 or when the banked score would win;
+* Breakthrough: win at once, else capture, else push its most advanced piece;
+* Battleship: hunt and target, as the opponent does.
 
 They test moves on copies of the game with :func:`rlhub_textarena.opponents.trial`, so the rules
 are TextArena's own.
@@ -18,7 +21,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from rlhub_textarena import opponents
+from rlhub_textarena import opponents, reversi
 
 Player = Callable[[str], str]
 FORK_SEARCH = 16  # legal moves up to which the player looks for a fork (it costs moves squared)
@@ -28,16 +31,21 @@ def _me(env: Any) -> int:
     return env.state.current_player_id
 
 
-def board_player(candidates: opponents.Candidates,
-                 centre: Callable[[Any, Any], float]) -> Callable[[Any, str], Player]:
+def board_player(candidates: opponents.Candidates, centre: Callable[[Any, Any], float],
+                 careful: bool = False) -> Callable[[Any, str], Player]:
+    """``careful``: keep to moves after which the opponent cannot win at once (Chopsticks)."""
     def make(env: Any, opening: str) -> Player:
         def play(observation: str) -> str:
-            me, options = _me(env), candidates(env)
-            legal = [(a, k) for a, k in options if opponents.trial(env, a, me) is not None]
+            me = _me(env)
+            legal = [(a, k) for a, k in candidates(env, me)
+                     if opponents.trial(env, a, me) is not None]
             for action, _ in legal:
                 if opponents.wins(opponents.trial(env, action, me), me):
                     return action
-            threats = {k for a, k in options
+            if careful:
+                legal = [(a, k) for a, k in legal if not opponents.can_win(
+                    opponents.trial(env, a, me), candidates, 1 - me)] or legal
+            threats = {k for a, k in candidates(env, 1 - me)
                        if opponents.wins(opponents.trial(env, a, 1 - me), 1 - me)}
             blocks = [(a, k) for a, k in legal if k in threats]
             if not blocks and len(legal) <= FORK_SEARCH:
@@ -50,7 +58,8 @@ def board_player(candidates: opponents.Candidates,
 def forks(env: Any, candidates: opponents.Candidates, action: str, me: int) -> bool:
     """Whether ``action`` leaves ``me`` two or more moves that would win at once."""
     sim = opponents.trial(env, action, me)
-    return sum(opponents.wins(opponents.trial(sim, a, me), me) for a, _ in candidates(sim)) >= 2
+    wins = sum(opponents.wins(opponents.trial(sim, a, me), me) for a, _ in candidates(sim, me))
+    return wins >= 2
 
 
 def cell_centre(env: Any, cell: int) -> float:
@@ -69,8 +78,16 @@ def _board(env: Any) -> list[list[Any]]:
 
 
 def othello(env: Any, opening: str) -> Player:
-    rng = random.Random(1)
-    return lambda observation: opponents.othello(env, _me(env), rng)
+    """The opponent's own search, one ply deeper on boards up to 8×8."""
+    def play(observation: str) -> str:
+        valid = env.state.game_state["valid_moves"] or []
+        if not valid:
+            return "[pass]"
+        depth = opponents.OTHELLO_DEPTH.get(env.N, 0) + 1
+        piece = "BW"[_me(env)]
+        r, c = reversi.best_moves(env.state.game_state["board"], piece, depth, valid)[0]
+        return f"[{r}, {c}]"
+    return play
 
 
 def nim(env: Any, opening: str) -> Player:
@@ -84,6 +101,37 @@ def nim(env: Any, opening: str) -> Player:
         i = max(range(len(piles)), key=lambda j: piles[j])
         return f"[{i} 1]"
     return play
+
+
+def breakthrough(env: Any, opening: str) -> Player:
+    """Reach the far row, else stop a piece about to reach ours, else a safe capture, else the
+    safe advance of the most advanced piece (safe: no enemy piece can take it next move)."""
+    def play(observation: str) -> str:
+        me, board = _me(env), env.state.game_state["board"]
+        size, step = len(board), 1 if me == 0 else -1
+        moves = opponents.advances(env, me)
+        if not moves:
+            return opponents.NO_MOVE
+        threat_row, far_row = (1, size - 1) if me == 0 else (size - 2, 0)
+        danger = {start for _, start, _ in opponents.advances(env, 1 - me)
+                  if start[0] == threat_row}
+
+        def safe(end: tuple[int, int]) -> bool:
+            r, c = end[0] + step, end[1]
+            return not (0 <= r < size and any(
+                0 <= c + dc < size and board[r][c + dc] == "BW"[me] for dc in (-1, 1)))
+
+        def rank(move: tuple[str, Any, Any]) -> tuple[bool, bool, bool, bool, int]:
+            _, start, end = move
+            return (end[0] == far_row, end in danger,
+                    start[1] != end[1] and safe(end), safe(end), start[0] * step)
+        return max(moves, key=rank)[0]
+    return play
+
+
+def battleship(env: Any, opening: str) -> Player:
+    rng = random.Random(2)
+    return lambda observation: opponents.battleship(env, _me(env), rng)
 
 
 def pig(env: Any, opening: str) -> Player:
@@ -100,6 +148,7 @@ DUEL_PLAYERS: dict[str, Callable[[Any, str], Player]] = {
     "WildTicTacToe": board_player(opponents.wild_cells, cell_centre),
     "ConnectFour": board_player(opponents.columns, column_centre),
     "SimpleTak": board_player(opponents.cells(_board, "", "[{}]"), cell_centre),
-    "Chopsticks": board_player(opponents.hands, lambda env, key: 0.0),
+    "Chopsticks": board_player(opponents.hands, lambda env, key: 0.0, careful=True),
     "Othello": othello, "Nim": nim, "PigDice": pig,
+    "Breakthrough": breakthrough, "Battleship": battleship,
 }
