@@ -38,7 +38,7 @@ _OPEN, _CLOSE = "<answer>", "</answer>"
 SEED_SPACE = 2**30
 WORK = "rlhub_reasoning_core.work"
 GENERATE = bounded.Budget(cpu_s=30.0)
-SCORE = bounded.Budget(cpu_s=4.0)
+SCORE = bounded.Budget(cpu_s=2.0)
 CACHED = 512
 _POOL: bounded.BoundedPool | None = None
 _POOL_LOCK = threading.Lock()
