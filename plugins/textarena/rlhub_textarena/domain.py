@@ -40,6 +40,10 @@ from rlhub_textarena.opponents import NO_MOVE, OPPONENTS
 
 SEED_SPACE = 2**30
 MAX_REPLIES = 1000  # opponent moves in a row before the turn must come back (PigDice rolls)
+# No move needs a longer line. TextArena's ConnectFour parses a move with
+# ``.*\[(?:col\s*)?(\d+)\].*``, quadratic in a line's length: one 1 MB line held a verification for
+# minutes. Each line keeps its last LONGEST_LINE characters (where a final move is written).
+LONGEST_LINE = 2000
 
 
 class Game:
@@ -132,6 +136,13 @@ class Duel(Game):
         raise RuntimeError(f"the built-in opponent moved {MAX_REPLIES} times in a row")
 
 
+def bounded_lines(completion: str) -> str:
+    """``completion`` with every line cut to its last :data:`LONGEST_LINE` characters."""
+    if len(completion) <= LONGEST_LINE:
+        return completion
+    return "\n".join(line[-LONGEST_LINE:] for line in completion.split("\n"))
+
+
 def unwrapped(env: Any) -> Any:
     while hasattr(env, "env"):
         env = env.env
@@ -213,7 +224,7 @@ class TextArenaEpisode(GameEpisode):
         self.opening = self.game.observe()  # the task's prompt; later observations are new
 
     def move(self, completion: str) -> tuple[bool, str]:
-        if self.game.play(bounded_space(completion)):
+        if self.game.play(bounded_lines(bounded_space(completion))):
             return True, ""
         return False, self.game.observe()
 

@@ -133,3 +133,15 @@ def test_trying_a_move_leaves_the_real_game_untouched():
     before = copy.deepcopy(env.state.game_state)
     sims = [opponents.trial(env, f"[{i}]", env.state.current_player_id) for i in range(9)]
     assert env.state.game_state == before and any(s is not None for s in sims)
+
+
+def test_a_megabyte_line_is_cut_before_connect_fours_quadratic_move_parser_sees_it():
+    """ConnectFour parses moves with ``.*\\[(?:col\\s*)?(\\d+)\\].*``: a 1 MB line held one
+    verification for minutes. Cut to its last 2,000 characters it is one refused move; a move at
+    the end of a long line still counts."""
+    domain = REG.get("textarena/connect-four-large-v1")
+    task = domain.task("train", 0, 0)
+    flood = domain.verify(task, json.dumps(list(range(200_000))))
+    assert flood.reward == 0.0 and flood.components["moves"] == 0.0
+    tail = domain.verify(task, "x" * 50_000 + " [col 3]")
+    assert tail.components["moves"] == 1.0
