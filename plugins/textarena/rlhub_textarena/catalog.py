@@ -8,12 +8,15 @@ Listing domains must not import TextArena (it imports nltk, openai and chess), s
 
 The generator walks TextArena's registry. Each base id (``Sudoku-v0-easy``) is one game at one
 difficulty level; its ``-raw`` and ``-train`` wrapper variants become the ``observation`` options of
-that domain. It makes and resets every base id offline with one player: a single-player game that
-loads is a domain; everything else is left out with the reason (two or more players, an LLM judge
-or opponent behind an API key, an NLTK corpus that cannot be downloaded here, a missing package or
-data file, a syntax error on this Python). What we know about each game from reading its source
-(how it pays, which levels cannot be won) is :data:`GAMES` and :data:`LEFT_OUT`; a single-player
-game missing from :data:`GAMES` stops the generator, so a new TextArena release is reviewed.
+that domain. It makes and resets every base id offline: a single-player game that loads is a
+domain, and so is a two-player game of :data:`DUELS`, played against the bridge's built-in opponent
+(:mod:`rlhub_textarena.opponents`); everything else is left out with the reason (two or more
+players and no built-in opponent, a game a fixed line of play wins on luck (:data:`DUEL_LEFT_OUT`),
+a level registered twice with the same parameters, an LLM judge or opponent behind an API key, an
+NLTK corpus that cannot be downloaded here, a missing package or data file, a syntax error on this
+Python). What we know about each game from reading its source (how it pays, which levels cannot be
+won) is :data:`GAMES` and :data:`LEFT_OUT`; a single-player game missing from :data:`GAMES` stops
+the generator, so a new TextArena release is reviewed.
 """
 
 from __future__ import annotations
@@ -60,7 +63,13 @@ GAMES: dict[str, dict[str, Any]] = {
     "TowerOfHanoi": {"reward": "win", "fixed": True, "tags": ["puzzle", "planning"]},
 }
 
-# Single-player environments that load but cannot meet rlhub's contract, by base id or game.
+ALWAYS_ROLL = ("to 50 points a player that only ever rolls (and so never banks a point) draws "
+               "about one game in six, paid 0.5: the game's move limit often comes before the "
+               "built-in opponent has banked anything, so the reward would pay a constant move")
+BLIND_OTHELLO = ("a player that copies the first legal move TextArena lists wins {} of its games "
+                 "against the built-in opponent on the {} board (whose search is too slow to look "
+                 "deeper there): the reward would pay blind play")
+# Environments that load but cannot meet rlhub's contract, by base id or game.
 LEFT_OUT: dict[str, str] = {
     "Bandit": ("pays a wrong final choice its regret (max mean minus the chosen button's mean), "
                "so the worse the choice, the higher the reward"),
@@ -68,6 +77,11 @@ LEFT_OUT: dict[str, str] = {
                           "generator), beyond the 10-second budget of a verification"),
     "FifteenPuzzle": ("cannot be won: solving the puzzle calls SinglePlayerState.set_winners, "
                       "which TextArena 0.7.4 lacks, so the winning move raises AttributeError"),
+    "Othello-v0-tiny": BLIND_OTHELLO.format("a quarter", "4x4"),
+    "Othello-v0-big": BLIND_OTHELLO.format("one in six", "10x10"),
+    "Othello-v0-huge": BLIND_OTHELLO.format("one in six", "14x14"),
+    "PigDice-v0-50": ALWAYS_ROLL,
+    "PigDice-v0-short": ALWAYS_ROLL,
 }
 TILE_MOVES = 2  # a 2048 game needs at least target/2 moves or so: each move adds a 2 (or a 4)
 
@@ -80,7 +94,32 @@ REASONS = [  # (pattern in the error, reason)
     (r"FileNotFoundError", "a data file is missing from the TextArena wheel ({error})"),
 ]
 MULTIPLAYER = ("a game for two or more players, and TextArena ships no offline opponent (its "
-               "agents call LLM APIs or ask a human)")
+               "agents call LLM APIs or ask a human); rlhub has no built-in opponent for it yet")
+
+# Two-player games played against the bridge's built-in opponent (opponents.py), by game.
+DUELS: dict[str, dict[str, Any]] = {
+    "TicTacToe": {"opponent": "TicTacToe", "tags": ["board", "planning"]},
+    "WildTicTacToe": {"opponent": "WildTicTacToe", "tags": ["board", "planning"]},
+    "ConnectFour": {"opponent": "ConnectFour", "tags": ["board", "planning"]},
+    "SimpleTak": {"opponent": "SimpleTak", "tags": ["board", "planning"]},
+    "Chopsticks": {"opponent": "Chopsticks", "tags": ["arithmetic", "planning"]},
+    "Othello": {"opponent": "Othello", "tags": ["board", "planning"]},
+    "Nim": {"opponent": "Nim", "tags": ["arithmetic", "planning"]},
+    "PigDice": {"opponent": "PigDice", "tags": ["dice", "chance", "decision"]},
+    "Breakthrough": {"opponent": "Breakthrough", "tags": ["board", "planning"]},
+    "Battleship": {"opponent": "Battleship", "tags": ["board", "search", "chance"]},
+}
+LUCK = ("a constant line of play (always bet, always call) wins a share of matches on card or dice "
+        "luck alone against any fixed opponent, so the reward would pay it for nothing")
+FIXED_REPLY = ("a simultaneous-move game: against a fixed opponent the best reply is one fixed "
+               "move sequence, which the reward would pay a policy for memorising")
+DUEL_LEFT_OUT: dict[str, str] = {
+    "KuhnPoker": LUCK, "IndianPoker": LUCK, "Poker": LUCK, "LiarsDice": LUCK,
+    "ColonelBlotto": FIXED_REPLY, "IteratedPrisonersDilemma": FIXED_REPLY,
+    "IteratedRockPaperScissors": FIXED_REPLY, "IteratedMatchingPennies": FIXED_REPLY,
+    "IteratedTwoThirdsAverage": FIXED_REPLY, "IteratedUltimatumGame": FIXED_REPLY,
+    "GameOfPureStrategy": FIXED_REPLY,
+}
 
 
 @functools.cache
@@ -114,9 +153,19 @@ def domain_name(env_id: str) -> str:
 
 
 def _reward(row: dict[str, Any]) -> dict[str, Any]:
+    turns = [0, row["max_turns"]]
+    if row["reward"] == "duel":
+        return {"range": [0, 1], "components": {
+            "won": {"weight": 1.0, "description": "the policy's side won the game"},
+            "drawn": {"weight": 0.5, "description": "the game was drawn"},
+            "game_reward": {"weight": 0.0, "range": [-1, 1],
+                            "description": "TextArena's reward for the policy's seat (logged)"},
+            "moves": {"weight": 0.0, "range": turns, "description": "valid moves (logged only)"},
+            "invalid_moves": {"weight": 0.0, "range": turns,
+                              "description": "moves TextArena refused (logged only)"},
+        }}
     lo, hi = row["range"]
     win = row["reward"] == "win"
-    turns = [0, row["max_turns"]]
     return {"range": [0, 1] if win else [lo, hi], "components": {
         "won": {"weight": 1.0 if win else 0.0, "description": "the game was won"},
         "game_reward": {"weight": 0.0 if win else 1.0, "range": [lo, hi],
@@ -138,7 +187,8 @@ def manifest(row: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
         "verify_timeout_s": 10,
         "factory": "rlhub_textarena.domain:make",
         "params": {"env_id": row["env_id"], "observation": "chat",
-                   "observations": row["observations"], "reward": row["reward"]},
+                   "observations": row["observations"], "reward": row["reward"],
+                   **({"opponent": row["opponent"]} if "opponent" in row else {})},
         "requires": {PACKAGE: f"=={table['textarena']}"},
     }
 
@@ -168,7 +218,7 @@ def build() -> dict[str, Any]:
     base = [i for i in ENV_REGISTRY if not re.search(r"-(raw|train)(-|$)", i)]
     domains, left = [], {}
     for env_id in sorted(base):
-        row = probe(env_id, set(ENV_REGISTRY))
+        row = same_game(env_id, domains) or probe(env_id, set(ENV_REGISTRY))
         if isinstance(row, str):
             left[env_id] = [domain_name(env_id), row]
         else:
@@ -177,12 +227,29 @@ def build() -> dict[str, Any]:
             "license": metadata.metadata(PACKAGE)["License"], "domains": domains, "left_out": left}
 
 
+def same_game(env_id: str, rows: list[dict[str, Any]]) -> str | None:
+    """Why ``env_id`` is left out when a domain already has its game and parameters (TextArena
+    registers some levels twice: ``PigDice-v0`` is ``PigDice-v0-100``)."""
+    from textarena.envs.registration import ENV_REGISTRY
+
+    spec = ENV_REGISTRY[env_id]
+    for row in rows:
+        other = ENV_REGISTRY[row["env_id"]]
+        if (other.entry_point, other.kwargs) == (spec.entry_point, spec.kwargs):
+            return (f"the same game with the same parameters as {row['env_id']}, which is "
+                    f"{NAMESPACE}/{row['name']}-v1")
+    return None
+
+
 def probe(env_id: str, registered: set[str]) -> dict[str, Any] | str:
     """The table row of ``env_id``, or the reason it is left out."""
     game, _ = split_id(env_id)
-    reason = LEFT_OUT.get(env_id) or LEFT_OUT.get(game) or _budget_reason(env_id)
+    reason = (LEFT_OUT.get(env_id) or LEFT_OUT.get(game) or DUEL_LEFT_OUT.get(game)
+              or _budget_reason(env_id))
     if reason:
         return reason
+    if game in DUELS:
+        return _duel_row(env_id, registered)
     try:
         from rlhub_textarena.domain import Game
 
@@ -211,7 +278,10 @@ def _budget_reason(env_id: str) -> str | None:
 
 
 def _reason(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    import textarena
+
+    site = str(Path(textarena.__file__).parent.parent)  # no machine's own paths in the table
+    text = f"{type(exc).__name__}: {exc}".replace(site, "<site-packages>")
     for pattern, reason in REASONS:
         found = re.search(pattern, text)
         if found:
@@ -235,14 +305,44 @@ def _row(env_id: str, first: Any, registered: set[str]) -> dict[str, Any]:
     }
 
 
-def _observations(env_id: str, registered: set[str]) -> dict[str, str]:
-    from rlhub_textarena.domain import Game
+def _duel_row(env_id: str, registered: set[str]) -> dict[str, Any] | str:
+    from rlhub_textarena.domain import Duel, unwrapped
+
+    game, _ = split_id(env_id)
+    opponent = DUELS[game]["opponent"]
+    try:
+        state = unwrapped(Duel(env_id, PROBE_SEED, "full", opponent).env).state
+    except Exception as exc:  # noqa: BLE001 - every failure is a reason to leave the game out
+        return _reason(exc)
+    return {
+        "name": domain_name(env_id), "env_id": env_id, "game": game, "opponent": opponent,
+        "tags": ["two-player", *DUELS[game]["tags"]], "reward": "duel", "range": [0, 1],
+        "max_turns": 2 * (state.max_turns or _moves_bound(state.game_state)), "size": None,
+        "observations": _observations(env_id, registered, opponent),
+        "summary": _summary(env_id, state.max_turns, "duel"),
+    }
+
+
+def _moves_bound(game_state: dict[str, Any]) -> int:
+    """Moves a game without a turn limit can last: one per object (Nim) or board cell (of one
+    player's board, where each has one: Battleship)."""
+    if "piles" in game_state:
+        return sum(game_state["piles"])
+    board = game_state["board"]
+    board = board[0] if isinstance(board, dict) else board
+    return len(board) * len(board[0])
+
+
+def _observations(env_id: str, registered: set[str],
+                  opponent: str | None = None) -> dict[str, str]:
+    from rlhub_textarena.domain import Duel, Game
 
     found = {}
     for mode, suffix in VARIANTS.items():
         variant = env_id + suffix
         try:
-            game = Game(variant, PROBE_SEED, mode)
+            game = (Game(variant, PROBE_SEED, mode) if opponent is None
+                    else Duel(variant, PROBE_SEED, mode, opponent))
             game.observe()
             game.play("[rlhub probe]")
         except Exception:  # noqa: BLE001 - a wrapper that cannot show this game is no option
@@ -256,7 +356,8 @@ def _summary(env_id: str, limit: int | None, reward: str) -> str:
     from textarena.envs.registration import ENV_REGISTRY
 
     kwargs = ", ".join(f"{k}={v}" for k, v in ENV_REGISTRY[env_id].kwargs.items())
-    pays = "pays 1 for a win" if reward == "win" else "pays the game's score"
+    pays = {"win": "pays 1 for a win", "score": "pays the game's score",
+            "duel": "against rlhub's built-in opponent; pays 1 for a win, 0.5 for a draw"}[reward]
     turns = f"up to {limit} moves" if limit else "no move limit"
     return f"TextArena {env_id} ({kwargs or 'defaults'}; {turns}), one move per turn; {pays}."
 

@@ -11,7 +11,7 @@ from rlhub_textarena import catalog
 
 @hookimpl
 def rlhub_domains() -> list[dict[str, Any]]:
-    """One manifest per offline single-player TextArena game and level (no textarena import)."""
+    """One manifest per offline TextArena game and level (no textarena import)."""
     return catalog.manifests()
 
 

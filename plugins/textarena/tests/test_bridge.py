@@ -117,7 +117,12 @@ def test_rlhub_list_all_shows_every_left_out_environment_with_its_reason():
     left = {i: r["left_out"] for i, r in rows.items() if "left_out" in r}
     assert len(left) == len(catalog.load()["left_out"])
     assert "NLTK corpus 'words'" in left["textarena/wordle-v1"]
-    assert "two or more players" in left["textarena/tic-tac-toe-v1"]
+    assert "two or more players" in left["textarena/stratego-v1"]
+    assert "luck alone" in left["textarena/kuhn-poker-v1"]
+    assert "one fixed move sequence" in left["textarena/colonel-blotto-v1"]
+    assert "textarena/pig-dice-v1" in left["textarena/pig-dice-100-v1"]
+    assert "only ever rolls" in left["textarena/pig-dice-50-v1"]
+    assert "first legal move" in left["textarena/othello-big-v1"]
     assert "regret" in left["textarena/bandit-v1"]
     assert "OpenRouter" in left["textarena/twenty-questions-v1"]
     assert "left_out" not in rows["textarena/sudoku-v1"]

@@ -17,6 +17,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from duel_players import DUEL_PLAYERS  # noqa: E402,I001 - tests/ is on sys.path
+
 Player = Callable[[str], str]
 ORACLES = {"Crosswords", "LogicPuzzle"}
 
@@ -546,6 +548,7 @@ PLAYERS: dict[str, Callable[[Any, str], Player]] = {
     "PegJump": peg_jump, "RushHour": rush_hour, "Secretary": secretary, "Set": set_game,
     "Slitherlink": slitherlink, "Sokoban": sokoban, "Sudoku": sudoku,
     "ThreeCardMonte": three_card_monte, "TowerOfHanoi": tower_of_hanoi,
+    **DUEL_PLAYERS,
 }
 
 
