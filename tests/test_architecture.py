@@ -240,9 +240,6 @@ def test_the_hook_call_finder_sees_an_unguarded_call(tmp_path):
 # "What you may import". Every other rlhub module is private and may move.
 PUBLIC = ("rlhub", "rlhub.bridges", "rlhub.verifiers.bounded", "rlhub.hub.bridges.verifiers_env")
 PUBLIC_PACKAGES = ("rlhub.testing",)
-# Imports of plugins being rewritten on another branch, removed when that branch is merged (the
-# test fails once one of them is gone, so this list cannot go stale).
-MERGE_PENDING = {"rlhub_textarena.domain -> rlhub.manifest"}
 
 
 def is_public(module: str) -> bool:
@@ -276,8 +273,7 @@ def test_no_first_party_plugin_imports_a_private_rlhub_module():
     known = set(modules())
     found = {hit for name, path in plugin_modules().items()
              for hit in private_imports(name, path, known)}
-    assert sorted(found - MERGE_PENDING) == []
-    assert sorted(MERGE_PENDING - found) == [], "fixed: remove it from MERGE_PENDING"
+    assert sorted(found) == []
 
 
 def test_every_public_module_a_plugin_may_import_exists():

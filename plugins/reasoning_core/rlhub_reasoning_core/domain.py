@@ -27,9 +27,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from rlhub import Domain, Manifest, Task, Verdict
-from rlhub.errors import VerifierError
-from rlhub.extract import final_answer
+from rlhub import Domain, Manifest, Task, Verdict, VerifierError, final_answer
 from rlhub.verifiers import bounded
 
 INSTRUCTION = ("Think it through, then give your final answer inside <answer></answer> tags, "

@@ -32,9 +32,8 @@ from typing import Any
 
 import textarena as ta
 
-from rlhub import Task, Verdict
+from rlhub import Manifest, Task, Verdict
 from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope, bounded_space
-from rlhub.manifest import Manifest
 
 from rlhub_textarena.opponents import NO_MOVE, OPPONENTS
 
