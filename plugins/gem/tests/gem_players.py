@@ -7,17 +7,16 @@ the TextArena bridge's players (``plugins/textarena/tests/textarena_players.py``
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_spec = importlib.util.spec_from_file_location(
-    "textarena_players", Path(__file__).parents[2] / "textarena" / "tests" / "textarena_players.py")
-ta_players = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ta_players)
+# The TextArena players and the duel players they import live in the TextArena bridge's tests/.
+sys.path.insert(0, str(Path(__file__).parents[2] / "textarena" / "tests"))
+import textarena_players as ta_players  # noqa: E402
 
 Player = Callable[[str], str]
 
