@@ -40,7 +40,7 @@ demo: setup
 	$(BIN)/rlhub report runs/demo/eval
 
 test: setup
-	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q
+	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q -n 3 --dist loadgroup
 
 bench: setup
 	for b in discovery verifiers sandbox server scheduler; do $(BIN)/python bench/$$b.py || exit 1; done

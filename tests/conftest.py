@@ -19,3 +19,16 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("RLHUB_HOME", str(tmp_path_factory.mktemp("rlhub_home")))
     # and no user configuration: a developer's own endpoints and policy never reach a test
     monkeypatch.setenv("RLHUB_CONFIG", str(tmp_path_factory.mktemp("rlhub_config") / "none.yaml"))
+
+
+# `make test` spreads the suite over pytest-xdist workers (`-n 3 --dist loadgroup`). Tests that
+# start Ray clusters, Docker containers or sandbox pools sized to the machine, and the isolation
+# tests that need their attacker and victim to overlap, share one worker and run one at a time.
+SERIAL = ("tests/sandbox/", "tests/hub/test_server_ray.py", "tests/hub/test_openrlhf_harness.py",
+          "tests/hub/test_openrlhf_cmd.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SERIAL) or "[ray]" in item.nodeid or "[docker]" in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group("infra"))
