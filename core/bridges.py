@@ -18,7 +18,8 @@ game. :meth:`GameDomain.check` plays a completion as the only move of a fresh ga
 surface (``Domain.verify``, ``/get_reward``, the contract kit) scores exactly a one-turn episode.
 
 Also here: :class:`GameCache` (reset games kept and forked, as some take seconds to generate),
-:func:`bounded_space` (long whitespace runs cut before a library's regexes see them) and
+:func:`bounded_space` and :func:`bounded_lines` (long whitespace runs and long lines cut before a
+library's regexes see them) and
 :func:`catalog_main` (the ``--write``/``--check`` command of a bridge's static catalog).
 """
 
@@ -43,6 +44,7 @@ from rlhub.task import Task
 T = TypeVar("T")
 _GLOBAL_RANDOM = threading.RLock()
 LONGEST_SPACE = 32
+LONGEST_LINE = 2000
 _SPACE_RUN = re.compile(r"\s{%d,}" % (LONGEST_SPACE + 1))
 
 
@@ -55,6 +57,18 @@ def bounded_space(completion: str) -> str:
     needs more than a few spaces.
     """
     return _SPACE_RUN.sub(lambda m: m.group(0)[:LONGEST_SPACE], completion)
+
+
+def bounded_lines(completion: str) -> str:
+    """``completion`` with every line cut to its last :data:`LONGEST_LINE` characters.
+
+    Some move parsers are quadratic in a line's length: TextArena's ConnectFour matches
+    ``.*\\[(?:col\\s*)?(\\d+)\\].*``, and one 1 MB line held a verification for minutes. No move
+    needs a longer line, and a final move is written at a line's end.
+    """
+    if len(completion) <= LONGEST_LINE:
+        return completion
+    return "\n".join(line[-LONGEST_LINE:] for line in completion.split("\n"))
 
 
 class RandomScope:

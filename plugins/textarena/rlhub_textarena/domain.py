@@ -33,16 +33,19 @@ from typing import Any
 import textarena as ta
 
 from rlhub import Manifest, Task, Verdict
-from rlhub.bridges import GameCache, GameDomain, GameEpisode, RandomScope, bounded_space
+from rlhub.bridges import (
+    GameCache,
+    GameDomain,
+    GameEpisode,
+    RandomScope,
+    bounded_lines,
+    bounded_space,
+)
 
 from rlhub_textarena.opponents import NO_MOVE, OPPONENTS
 
 SEED_SPACE = 2**30
 MAX_REPLIES = 1000  # opponent moves in a row before the turn must come back (PigDice rolls)
-# No move needs a longer line. TextArena's ConnectFour parses a move with
-# ``.*\[(?:col\s*)?(\d+)\].*``, quadratic in a line's length: one 1 MB line held a verification for
-# minutes. Each line keeps its last LONGEST_LINE characters (where a final move is written).
-LONGEST_LINE = 2000
 
 
 class Game:
@@ -133,13 +136,6 @@ class Duel(Game):
             if refused and action != NO_MOVE:
                 raise RuntimeError(f"the built-in opponent's move {action!r} was refused")
         raise RuntimeError(f"the built-in opponent moved {MAX_REPLIES} times in a row")
-
-
-def bounded_lines(completion: str) -> str:
-    """``completion`` with every line cut to its last :data:`LONGEST_LINE` characters."""
-    if len(completion) <= LONGEST_LINE:
-        return completion
-    return "\n".join(line[-LONGEST_LINE:] for line in completion.split("\n"))
 
 
 def unwrapped(env: Any) -> Any:
