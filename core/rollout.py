@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from rlhub.failures import is_trainable, of_exception
@@ -44,20 +44,16 @@ STATUSES = ("passed", "failed", *ERROR_STATUSES)
 
 @dataclass
 class Turn:
-    """One turn: the messages added before it, the completion, and how it was judged."""
+    """One turn: the messages added before it, the completion, and how it was judged (``score``,
+    the range minimum until the turn is scored; its ``error`` and ``failure`` also say why a turn
+    that was never scored ended)."""
 
     index: int
     messages: Conversation
     completion: str | None
-    reward: float = 0.0
-    components: dict[str, float] = field(default_factory=dict)
-    passed: bool = False
+    score: Score = field(default_factory=lambda: Score(0.0))
     attempt: bool = True
     status: str = "ok"
-    feedback: str = ""
-    error: str | None = None
-    exec_status: str | None = None
-    exec: dict[str, Any] | None = None
     observation: str | None = None
     gen_s: float = 0.0
     verify_s: float = 0.0
@@ -65,12 +61,17 @@ class Turn:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     gen_attempts: int = 1
-    failure: str = "none"
 
     @property
-    def score(self) -> Score:
-        """The turn's judgement as a :class:`Score` (the fields both share)."""
-        return Score(**{f.name: getattr(self, f.name) for f in fields(Score)})
+    def exec_status(self) -> str | None:
+        """The sandbox status of the code the score ran, if any."""
+        return self.score.exec.get("status") if isinstance(self.score.exec, dict) else None
+
+    def end(self, status: str, error: str, failure: str) -> None:
+        """End the turn unscored: ``status`` says how, ``error`` why and ``failure`` whose fault
+        it was (the reward stays what it was, the range minimum)."""
+        self.status = status
+        self.score = replace(self.score, error=error, failure=failure)
 
 
 @dataclass
@@ -140,35 +141,36 @@ def scored_attempts(turns: list[Turn]) -> list[Turn]:
 def final_reward(turns: list[Turn], lo: float, discount: float) -> tuple[float, bool, int | None]:
     """``(reward, passed, first_pass_attempt)`` of a trajectory (see the module docstring)."""
     attempts = scored_attempts(turns)
-    first = next((i for i, t in enumerate(attempts) if t.passed), None)
+    first = next((i for i, t in enumerate(attempts) if t.score.passed), None)
     if not attempts:
         return lo, False, None
-    last, k = attempts[-1], len(attempts) - 1
+    last, k = attempts[-1].score, len(attempts) - 1
     return lo + (last.reward - lo) * discount ** k, last.passed, first
 
 
 def trajectory_failure(turns: list[Turn]) -> str:
     """The trajectory's failure class: any turn's fault that is not the model's, else the last
     attempt's class (``answer`` when the model never made a scored attempt)."""
-    fault = next((t.failure for t in turns if not is_trainable(t.failure)), None)
+    fault = next((t.score.failure for t in turns if not t.score.trainable), None)
     if fault is not None:
         return fault
     attempts = scored_attempts(turns)
-    return attempts[-1].failure if attempts else "answer"
+    return attempts[-1].score.failure if attempts else "answer"
 
 
 def apply_step(turn: Turn, score: Score, info: dict[str, Any], observation: str | None) -> None:
-    """Copy an episode step's judgement onto ``turn``."""
-    turn.reward = float(score.reward)
-    turn.components = {k: float(v) for k, v in score.components.items()}
-    turn.passed = bool(score.passed)
-    turn.failure = score.failure
+    """Record an episode step's judgement on ``turn`` (see :func:`kept_score`)."""
+    turn.score = kept_score(score)
     turn.attempt = info.get("attempt", True) is not False
-    turn.feedback = clean_text(score.feedback or "")
-    turn.error = score.error
-    turn.exec = _jsonable(score.exec)
-    turn.exec_status = score.exec.get("status") if isinstance(score.exec, dict) else None
     turn.observation = None if observation is None else clean_text(observation)
+
+
+def kept_score(score: Score) -> Score:
+    """A copy of ``score`` as a turn keeps it: plain numbers, storable feedback text, and a
+    JSON-able ``exec`` (every other field as it is)."""
+    return replace(score, reward=float(score.reward), passed=bool(score.passed),
+                   components={k: float(v) for k, v in score.components.items()},
+                   feedback=clean_text(score.feedback or ""), exec=_jsonable(score.exec))
 
 
 def _jsonable(value: Any) -> Any:
@@ -224,11 +226,11 @@ class Rollout:
             turn = await self._turn(index, new, history)
             traj.turns.append(turn)
             if turn.status != "ok":
-                traj.status, traj.error = _trajectory_status(turn), turn.error
+                traj.status, traj.error = _trajectory_status(turn), turn.score.error
                 return
             done = await self._step(episode, turn)
             if turn.status != "ok":
-                traj.status, traj.error = turn.status, turn.error
+                traj.status, traj.error = turn.status, turn.score.error
                 return
             if done:
                 return
@@ -237,12 +239,11 @@ class Rollout:
 
     async def _turn(self, index: int, new: Conversation, history: Conversation) -> Turn:
         gen: Generation = (await generate_detailed(self.policy, [list(history)], **self.sampling))[0]
-        turn = Turn(index, [dict(m) for m in new], None, reward=self.lo, gen_s=gen.latency_s,
+        turn = Turn(index, [dict(m) for m in new], None, Score(self.lo), gen_s=gen.latency_s,
                     finish_reason=gen.finish_reason, prompt_tokens=gen.prompt_tokens,
                     completion_tokens=gen.completion_tokens, gen_attempts=gen.attempts)
         if gen.error is not None or gen.text is None:
-            turn.status, turn.error = "policy_error", gen.error or "policy returned no text"
-            turn.failure = "policy"
+            turn.end("policy_error", gen.error or "policy returned no text", "policy")
         else:
             turn.completion = clean_text(gen.text)
         return turn
@@ -255,14 +256,13 @@ class Rollout:
             call = loop.run_in_executor(self.executor, _timed_step, episode, turn.completion)
             result, turn.verify_s = await asyncio.wait_for(call, self.verify_timeout_s)
         except asyncio.TimeoutError:
-            turn.status, turn.verify_s = "verify_timeout", time.perf_counter() - start
-            turn.error = f"episode.step did not return within {self.verify_timeout_s:g} s"
-            turn.failure = "verifier"
+            turn.verify_s = time.perf_counter() - start
+            turn.end("verify_timeout",
+                     f"episode.step did not return within {self.verify_timeout_s:g} s", "verifier")
             return True
         except Exception as exc:  # noqa: BLE001 - an episode crash is data
-            turn.status, turn.verify_s = "env_error", time.perf_counter() - start
-            turn.error = f"step() raised {type(exc).__name__}: {exc}"
-            turn.failure = of_exception(exc)
+            turn.verify_s = time.perf_counter() - start
+            turn.end("env_error", f"step() raised {type(exc).__name__}: {exc}", of_exception(exc))
             return True
         apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         return bool(result.done) or result.observation is None
@@ -271,7 +271,7 @@ class Rollout:
         reward, passed, first = final_reward(traj.turns, self.lo, self.discount)
         if traj.status not in ERROR_STATUSES:
             traj.status = "passed" if passed else "failed"
-            traj.error = next((t.error for t in reversed(traj.turns) if t.error), None)
+            traj.error = next((t.score.error for t in reversed(traj.turns) if t.score.error), None)
         traj.reward, traj.passed, traj.first_pass_attempt = reward, passed, first
         if is_trainable(traj.failure):
             traj.failure = trajectory_failure(traj.turns)

@@ -13,20 +13,24 @@ at most the batch not yet written and never leaves a half-written part under a `
 Readers only read ``part-*.parquet``; stray temp files are removed by :meth:`clean_temp`.
 
 One row per trajectory; the schema version is :data:`SCHEMA_VERSION`, stored in every row and in
-the Parquet metadata. Turns are a list of structs, score components a map. Version 2 added the
+the Parquet metadata. Turns are a list of structs; a turn's score is stored as one column per
+field of :class:`~rlhub.task.Score`, typed by its annotation (:func:`score_struct`), so score
+components are a map. Version 2 added the
 failure class (``failure``) of every turn and trajectory; version-1 parts are upgraded on read,
 their class inferred from the status (:func:`upgrade_v1`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import fields
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,14 +43,55 @@ from rlhub.task import Score
 SCHEMA_VERSION = 2
 PARTS = "trajectories"
 
-TURN = pa.struct([
+_SCALARS: dict[Any, pa.DataType] = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(),
+                                     str: pa.string()}
+
+
+def column_type(annotation: Any) -> tuple[pa.DataType, str]:
+    """The Arrow type of a field annotated ``annotation`` and how a value is kept in it: a
+    scalar as itself (``"value"``; ``X | None`` as ``X``, every column is nullable), a
+    ``dict[str, <scalar>]`` as a map (``"map"``), anything else as JSON text (``"json"``)."""
+    args = tuple(a for a in get_args(annotation) if a is not type(None))
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
+        return column_type(args[0])
+    if annotation in _SCALARS:
+        return _SCALARS[annotation], "value"
+    if get_origin(annotation) is dict and len(args) == 2 and args[0] is str \
+            and args[1] in _SCALARS:
+        return pa.map_(pa.string(), _SCALARS[args[1]]), "map"
+    return pa.string(), "json"
+
+
+@functools.cache
+def _score_layout(cls: type[Score]) -> tuple[tuple[str, pa.DataType, str], ...]:
+    """``(name, Arrow type, how kept)`` of every field of ``cls``, from its annotations."""
+    hints = get_type_hints(cls)
+    return tuple((f.name, *column_type(hints[f.name])) for f in fields(cls))
+
+
+def score_struct(cls: type[Score] = Score) -> list[pa.Field]:
+    """The stored columns of a score: one per field of ``cls``, typed by its annotation."""
+    return [pa.field(name, arrow) for name, arrow, _ in _score_layout(cls)]
+
+
+def turn_struct(columns: list[tuple[str, pa.DataType] | str],
+                cls: type[Score] = Score) -> pa.StructType:
+    """The stored turn: ``columns`` in order, a bare name placing the score column of that name;
+    score columns ``columns`` does not place follow at the end."""
+    derived = {f.name: f for f in score_struct(cls)}
+    placed = [derived.pop(c) if isinstance(c, str) else pa.field(*c) for c in columns]
+    return pa.struct(placed + list(derived.values()))
+
+
+# The score columns sit among the turn's own where rlhub always put them: every part then has the
+# same struct, which pyarrow needs to read a directory of parts (or concatenate them) as one table.
+TURN = turn_struct([
     ("index", pa.int32()), ("messages", pa.string()), ("completion", pa.string()),
-    ("reward", pa.float64()), ("components", pa.map_(pa.string(), pa.float64())),
-    ("passed", pa.bool_()), ("attempt", pa.bool_()), ("status", pa.string()),
-    ("feedback", pa.string()), ("error", pa.string()), ("exec_status", pa.string()),
-    ("exec", pa.string()), ("observation", pa.string()), ("gen_s", pa.float64()),
-    ("verify_s", pa.float64()), ("finish_reason", pa.string()), ("prompt_tokens", pa.int64()),
-    ("completion_tokens", pa.int64()), ("gen_attempts", pa.int32()), ("failure", pa.string()),
+    "reward", "components", "passed", ("attempt", pa.bool_()), ("status", pa.string()),
+    "feedback", "error", ("exec_status", pa.string()), "exec", ("observation", pa.string()),
+    ("gen_s", pa.float64()), ("verify_s", pa.float64()), ("finish_reason", pa.string()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
+    ("gen_attempts", pa.int32()), "failure",
 ])
 PROVENANCE = ("plugin", "distribution", "plugin_version", "domain_version", "verifier_hash",
               "sandbox_image", "sandbox_image_digest", "rlhub_version", "policy", "seed", "split",
@@ -72,21 +117,30 @@ def _dumps(value: Any) -> str | None:
 
 
 def score_columns(score: Score) -> dict[str, Any]:
-    """A score as a stored turn holds it (``components`` as pairs, ``exec`` as JSON text);
-    :func:`stored_score` reads it back."""
-    row = {f.name: getattr(score, f.name) for f in fields(Score)}
-    row["components"] = list(score.components.items())
-    row["exec"] = _dumps(score.exec)
-    return row
+    """A score as a stored turn holds it (see :func:`column_type`: ``components`` as pairs,
+    ``exec`` as JSON text); :func:`stored_score` reads it back."""
+    return {name: _kept(getattr(score, name), how)
+            for name, _, how in _score_layout(type(score))}
 
 
-def stored_score(turn: dict[str, Any]) -> Score:
+def stored_score(turn: dict[str, Any], cls: type[Score] = Score) -> Score:
     """The score a stored turn holds, from a raw row or one :func:`decode_row` decoded."""
-    values = {f.name: turn[f.name] for f in fields(Score) if f.name in turn}
-    values["components"] = dict(turn.get("components") or [])
-    if isinstance(values.get("exec"), str):
-        values["exec"] = json.loads(values["exec"]) if values["exec"] else None
-    return Score(**values)
+    return cls(**{name: _read(turn[name], how) for name, _, how in _score_layout(cls)
+                  if name in turn})
+
+
+def _kept(value: Any, how: str) -> Any:
+    if how == "map":
+        return list(value.items())
+    return _dumps(value) if how == "json" else value
+
+
+def _read(value: Any, how: str) -> Any:
+    if how == "map":
+        return dict(value or [])
+    if how == "json" and isinstance(value, str):
+        return json.loads(value) if value else None
+    return value
 
 
 def turn_row(turn: Any) -> dict[str, Any]:
@@ -129,8 +183,7 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     for t in row.get("turns") or []:
         t = dict(t)
         t["messages"] = json.loads(t["messages"]) if t.get("messages") else []
-        score = stored_score(t)
-        t["exec"], t["components"] = score.exec, score.components
+        t.update(stored_score(t).to_dict())
         turns.append(t)
     out["turns"] = turns
     return out

@@ -143,21 +143,17 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
 
 
 class _Turn:
-    """What ``rlhub.rollout.final_reward`` reads of a turn."""
+    """What ``rlhub.rollout.final_reward`` reads of a turn: its score and whether it was an
+    attempt."""
 
     def __init__(self, result: Any):
-        score = result.score
-        self.reward, self.passed, self.error = score.reward, score.passed, score.error
-        self.failure = score.failure
-        self.components = score.components
+        self.score = result.score
         self.attempt = (result.info or {}).get("attempt", True) is not False
         self.completion, self.status = "", "ok"
 
 
 def _raise_fault(turns: list[_Turn]) -> None:
-    from rlhub.failures import is_trainable
-
-    fault = next((t for t in turns if not is_trainable(t.failure)), None)
+    fault = next((t.score for t in turns if not t.score.trainable), None)
     if fault is not None:
         kind = vf.SandboxError if fault.failure == "sandbox" else vf.EnvError
         raise kind(f"rlhub: a {fault.failure} failure, not the model's: {fault.error}")
@@ -167,7 +163,7 @@ def _record(trace: Any, reward: float, passed: bool, turns: list[_Turn]) -> None
     trace.record_reward("rlhub", reward, 1.0)
     trace.record_metric("rlhub/passed", float(passed))
     last = next((t for t in reversed(turns) if t.attempt), None)
-    for name, value in (last.components if last else {}).items():
+    for name, value in (last.score.components if last else {}).items():
         trace.record_metric(f"rlhub/{name}", float(value))
 
 

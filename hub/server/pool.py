@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from rlhub.failures import of_exception
 from rlhub.rollout import Turn, apply_step, final_reward
-from rlhub.task import Task
+from rlhub.task import Score, Task
 
 
 def verify_task(registry: Any, domain_id: str, task: dict[str, Any], completion: str
@@ -81,13 +81,13 @@ class EpisodeRunner:
         """Score one completion; see the class docstring for ``reward``."""
         if self.done:
             raise RuntimeError("the episode is done; start a new one")
-        turn = Turn(len(self.turns), [], completion)
+        turn = Turn(len(self.turns), [], completion, Score(self.lo))
         started = time.perf_counter()
         try:
             result = self.episode.step(completion)
         except Exception as exc:  # noqa: BLE001 - an episode crash ends that episode, as data
-            turn.failure = of_exception(exc)
-            return self._crashed(turn, f"step() raised {type(exc).__name__}: {exc}", started)
+            turn.end("env_error", f"step() raised {type(exc).__name__}: {exc}", of_exception(exc))
+            return self._crashed(turn, started)
         verify_ms = (time.perf_counter() - started) * 1e3
         apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         self.turns.append(turn)
@@ -95,14 +95,11 @@ class EpisodeRunner:
             or len(self.turns) >= self.max_turns
         return self._answer(turn, result.observation, result.score.to_dict(), verify_ms)
 
-    def _crashed(self, turn: Turn, error: str, started: float) -> dict[str, Any]:
-        turn.status, turn.error, turn.reward = "env_error", error, self.lo
+    def _crashed(self, turn: Turn, started: float) -> dict[str, Any]:
         self.turns.append(turn)
         self.done = True
-        score = {"reward": self.lo, "components": {}, "passed": False, "feedback": "",
-                 "error": error, "exec": None, "failure": turn.failure}
-        return self._answer(turn, None, score, (time.perf_counter() - started) * 1e3,
-                            value=self.lo)
+        return self._answer(turn, None, turn.score.to_dict(),
+                            (time.perf_counter() - started) * 1e3, value=self.lo)
 
     def _answer(self, turn: Turn, observation: str | None, score: dict[str, Any],
                 verify_ms: float, value: float | None = None) -> dict[str, Any]:
@@ -110,10 +107,10 @@ class EpisodeRunner:
             value, _, _ = final_reward(self.turns, self.lo, self.discount)
         reward, self.returned = value - self.returned, value
         attempts = sum(1 for t in self.turns if t.attempt)
-        info = {"return": value, "passed": turn.passed and turn.attempt, "turn": len(self.turns),
+        info = {"return": value, "passed": turn.score.passed and turn.attempt, "turn": len(self.turns),
                 "attempt": turn.attempt, "attempts": attempts,
                 "repair_turns": max(0, attempts - 1), "verify_ms": verify_ms,
-                "error": turn.error, "score": jsonable(score),
+                "error": turn.score.error, "score": jsonable(score),
                 "reward_range": [self.lo, self.hi]}
         return {"observation": None if self.done else observation, "reward": reward,
                 "done": self.done, "info": info}

@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from rlhub.hub.trainer.heldout import ScoreCache
 from rlhub.hub.trainer.text import RowTemperature, render_prompt
-from rlhub.rollout import Trajectory, Turn, initial_messages
+from rlhub.rollout import Trajectory, Turn, initial_messages, kept_score
 from rlhub.task import Task
 from trl import GRPOTrainer
 
@@ -157,11 +157,8 @@ class Recorder:
 
     def _trajectory(self, task: Task, sample: int, text: str, score: Any,
                     verify_s: float) -> Trajectory:
-        turn = Turn(0, initial_messages(task), text, score.reward,
-                    {k: float(v) for k, v in score.components.items()}, score.passed,
-                    feedback=score.feedback, error=score.error,
-                    exec_status=(score.exec or {}).get("status"), exec=score.exec,
-                    gen_s=self.gen_s, verify_s=verify_s, failure=score.failure)
+        turn = Turn(0, initial_messages(task), text, kept_score(score), gen_s=self.gen_s,
+                    verify_s=verify_s)
         return Trajectory(task.domain, task, sample, f"{task.id}#step{self.step}/{sample}",
                           turns=[turn], reward=float(score.reward), passed=bool(score.passed),
                           first_pass_attempt=0 if score.passed else None,

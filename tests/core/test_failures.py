@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 import toyplug
 
-from rlhub import FAILURES, TRAINABLE, Domain, Manifest, SandboxError, Task, Verdict, is_trainable
+from rlhub import (FAILURES, TRAINABLE, Domain, Manifest, SandboxError, Score, Task, Verdict,
+                   is_trainable)
 from rlhub.errors import LabelError
 from rlhub.rollout import Rollout, RolloutJob, Trajectory, Turn
 from rlhub.store import SCHEMA, TrajectoryStore, trajectory_row
@@ -106,7 +107,7 @@ def play(domain, text="x"):
 def test_a_trajectory_carries_its_turns_fault_and_is_never_a_pass():
     traj = play(make(raising(SandboxError("no worker")), turns={"max_turns": 3,
                                                                 "repair_discount": 0.5}))
-    assert len(traj.turns) == 1 and traj.turns[0].failure == "sandbox"
+    assert len(traj.turns) == 1 and traj.turns[0].score.failure == "sandbox"
     assert (traj.failure, traj.passed) == ("sandbox", False)
 
 
@@ -133,14 +134,15 @@ def test_a_wrong_then_right_trajectory_has_no_failure():
 
     traj = asyncio.run(Rollout(Two(None), RolloutJob(domain, domain.task("train", 0, 0)),
                                {}).run())
-    assert [t.failure for t in traj.turns] == ["answer", "none"]
+    assert [t.score.failure for t in traj.turns] == ["answer", "none"]
     assert traj.failure == "none" and traj.passed
 
 
 def test_the_store_keeps_failure_classes_and_upgrades_version_1_parts(tmp_path):
     store = TrajectoryStore(str(tmp_path / "run"))
-    traj = Trajectory("toy/d-v1", Task("t1", "toy/d-v1", "p"), turns=[
-        Turn(0, [], "x", failure="sandbox", status="ok")], status="failed", failure="sandbox")
+    turn = Turn(0, [], "x", Score(0.0, failure="sandbox"), status="ok")
+    traj = Trajectory("toy/d-v1", Task("t1", "toy/d-v1", "p"), turns=[turn], status="failed",
+                      failure="sandbox")
     store.write([traj])
     assert [(r["failure"], r["turns"][0]["failure"]) for r in store.rows()] == [
         ("sandbox", "sandbox")]

@@ -44,5 +44,5 @@ def test_a_tool_call_then_the_right_answer_earns_the_undiscounted_reward(calcula
 def test_a_wrong_answer_then_a_repair_is_discounted_once(calculator):
     task = calculator.task("test", 0, 1)
     traj = asyncio.run(rollout(Scripted(["<answer>-1</answer>", task.gold]), calculator, task))
-    assert [t.passed for t in traj.turns] == [False, True]
+    assert [t.score.passed for t in traj.turns] == [False, True]
     assert traj.reward == pytest.approx(calculator.manifest.repair_discount)

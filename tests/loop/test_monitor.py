@@ -11,13 +11,14 @@ import pytest
 from rlhub.evaluate import EvalConfig, run_eval
 from rlhub.monitor import Monitor, ShiftDetector, ks_2samp
 from rlhub.rollout import Trajectory, Turn
-from rlhub.task import Task
+from rlhub.task import Score, Task
 
 
 def _traj(domain: str, reward: float, status: str | None = None,
           failure: str | None = None) -> Trajectory:
     failure = failure or ("none" if reward >= 1.0 else "answer")
-    turn = Turn(0, [], "x", reward=reward, exec_status=status, failure=failure)
+    score = Score(reward, exec=None if status is None else {"status": status}, failure=failure)
+    turn = Turn(0, [], "x", score)
     return Trajectory(domain, Task("t", domain, "p"), turns=[turn], reward=reward,
                       passed=reward >= 1.0, failure=failure)
 

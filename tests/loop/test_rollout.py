@@ -9,6 +9,7 @@ import pytest
 
 from rlhub.evaluate import EvalConfig, reverify, run_eval
 from rlhub.rollout import Turn, final_reward, rollout
+from rlhub.task import Score
 from rlhub.store import TrajectoryStore
 
 import loopplugin
@@ -24,8 +25,8 @@ def _one(reg, domain_id: str, spec: str, index: int = 0):
 def test_a_wrong_then_right_answer_earns_the_reward_discounted_once(reg) -> None:
     traj, policy = _one(reg, "looptest/reverse-v1", "wrong-first")
     assert [t.completion for t in traj.turns] == ["wrong", traj.task.answer]
-    assert [t.passed for t in traj.turns] == [False, True]
-    assert "expected the word reversed, found 'wrong'" in traj.turns[0].feedback
+    assert [t.score.passed for t in traj.turns] == [False, True]
+    assert "expected the word reversed, found 'wrong'" in traj.turns[0].score.feedback
     assert traj.turns[1].messages[0]["role"] == "user"
     assert "expected the word reversed" in traj.turns[1].messages[0]["content"]
     assert traj.reward == pytest.approx(1.0 * 0.5 ** 1)
@@ -41,26 +42,27 @@ def test_a_right_first_answer_is_not_discounted_and_stops_the_episode(reg) -> No
 def test_the_reward_is_the_declared_weighted_sum_and_every_component_is_kept(reg) -> None:
     right, _ = _one(reg, "looptest/add-v1", "right")
     wrong, _ = _one(reg, "looptest/add-v1", "wrong-first")
-    assert right.turns[0].components == {"correct": 1.0, "digits": 1.0}
+    assert right.turns[0].score.components == {"correct": 1.0, "digits": 1.0}
     assert right.reward == pytest.approx(1.0)
-    assert wrong.turns[0].components == {"correct": 0.0, "digits": 0.0}
+    assert wrong.turns[0].score.components == {"correct": 0.0, "digits": 0.0}
     assert wrong.reward == 0.0 and wrong.status == "failed"
 
 
 def test_discounting_moves_rewards_toward_the_range_minimum() -> None:
-    turns = [Turn(0, [], "a", reward=-1.0), Turn(1, [], "b", reward=1.0, passed=True)]
+    turns = [Turn(0, [], "a", Score(-1.0)), Turn(1, [], "b", Score(1.0, passed=True))]
     reward, passed, first = final_reward(turns, lo=-1.0, discount=0.5)
     assert (reward, passed, first) == (0.0, True, 1)
 
 
 def test_turns_marked_as_not_attempts_do_not_count_as_repairs() -> None:
-    turns = [Turn(0, [], "tool call", attempt=False), Turn(1, [], "answer", 1.0, passed=True)]
+    turns = [Turn(0, [], "tool call", attempt=False),
+             Turn(1, [], "answer", Score(1.0, passed=True))]
     assert final_reward(turns, lo=0.0, discount=0.5) == (1.0, True, 0)
 
 
 def test_a_verifier_crash_is_recorded_on_the_turn_and_scores_the_minimum(reg) -> None:
     traj, _ = _one(reg, "looptest/crashy-v1", "right", index=1)
-    assert traj.turns[0].error == "RuntimeError: verifier exploded"
+    assert traj.turns[0].score.error == "RuntimeError: verifier exploded"
     assert traj.reward == 0.0 and traj.status == "failed"
     assert traj.error == "RuntimeError: verifier exploded"
 
