@@ -1,13 +1,31 @@
-"""One function turns a score into its stored columns and one reads it back."""
+"""A score has one shape on the reward path: a turn holds its Score, and the stored turn's score
+columns are derived from Score's fields, so one function turns a score into columns and back."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
+from typing import Any, get_type_hints
+
+import pyarrow as pa
+import pytest
+
 from rlhub import Score, Task
+from rlhub.parquet import parquet_bytes, parquet_table
 from rlhub.rollout import Trajectory, Turn, apply_step
-from rlhub.store import decode_row, score_columns, stored_score, trajectory_row
+from rlhub.store import (SCHEMA, column_type, decode_row, score_columns, score_struct, stored_score,
+                         trajectory_row, turn_struct)
 
 SCORE = Score(0.25, {"correct": 0.0, "format": 1.0}, False, "wrong sum", None,
               {"status": "ok", "stdout": "3"}, "answer")
+
+
+@dataclass
+class Graded(Score):
+    """A score with three fields more, as a new field of Score would add them."""
+
+    confidence: float = 0.0
+    votes: dict[str, int] = field(default_factory=dict)
+    trace: list[Any] | None = None
 
 
 def test_a_score_survives_its_stored_columns_unchanged():
@@ -17,10 +35,65 @@ def test_a_score_survives_its_stored_columns_unchanged():
     assert stored_score(columns) == SCORE
 
 
+def test_a_turn_holds_its_score_and_copies_none_of_its_fields():
+    turn = Turn(0, [], "x", SCORE)
+    assert turn.score is SCORE and turn.exec_status == "ok"
+    assert not {f.name for f in fields(Turn)} & {f.name for f in fields(Score)}
+
+
+def test_the_stored_turns_score_columns_are_scores_fields_typed_by_their_annotations():
+    turn = SCHEMA.field("turns").type.value_type
+    names = [f.name for f in fields(Score)]
+    hints = get_type_hints(Score)
+    assert [f.name for f in turn if f.name in names] == names
+    assert {name: turn.field(name).type for name in names} == {
+        name: column_type(hints[name])[0] for name in names}
+    assert turn.field("components").type == pa.map_(pa.string(), pa.float64())
+    assert turn.field("exec").type == pa.string() and turn.field("passed").type == pa.bool_()
+
+
+def test_a_new_score_field_becomes_a_stored_column_with_no_other_edit():
+    struct = turn_struct([("index", pa.int32()), "reward", ("status", pa.string())], Graded)
+    assert struct.names == ["index", "reward", "status", "components", "passed", "feedback",
+                            "error", "exec", "failure", "confidence", "votes", "trace"]
+    assert struct.field("confidence").type == pa.float64()
+    assert struct.field("votes").type == pa.map_(pa.string(), pa.int64())
+    assert struct.field("trace").type == pa.string()  # anything not a scalar or map is JSON
+    assert [f.name for f in score_struct(Graded)] == [f.name for f in fields(Graded)]
+
+
+@pytest.mark.parametrize("score", [
+    SCORE,
+    Score(-1.0),
+    Score(1.0, {"pass_frac": 1.0}, True, "ok", None, None, "none"),
+    Score(0.0, {}, False, "", "SandboxError: no worker", {"status": "oom", "nested": [1, {"a": 2}]},
+          "sandbox"),
+    Graded(0.5, {"c": 0.5}, False, "half", confidence=0.75, votes={"yes": 2, "no": 1},
+           trace=["step", {"n": 1}]),
+], ids=["wrong-answer", "default", "pass", "sandbox-fault", "graded-subclass"])
+def test_every_score_field_survives_a_parquet_round_trip(score):
+    struct = turn_struct(["reward"], type(score))
+    table = pa.Table.from_pylist([score_columns(score)], schema=pa.schema(list(struct)))
+    [row] = parquet_table(parquet_bytes(table)).to_pylist()
+    assert stored_score(row, type(score)) == score
+
+
 def test_a_turns_score_is_stored_and_decoded_as_the_same_score():
     turn = Turn(0, [], "x")
     apply_step(turn, SCORE, {}, None)
     traj = Trajectory("d/x-v1", Task("t", "d/x-v1", "p"), turns=[turn])
-    [stored] = decode_row(trajectory_row(traj))["turns"]
+    table = pa.Table.from_pylist([trajectory_row(traj)], schema=SCHEMA)
+    [stored] = decode_row(parquet_table(parquet_bytes(table)).to_pylist()[0])["turns"]
     assert turn.score == SCORE and stored_score(stored) == SCORE
-    assert stored["exec_status"] == "ok" and stored["components"] == SCORE.components
+    assert {name: stored[name] for name in SCORE.to_dict()} == SCORE.to_dict()
+    assert stored["exec_status"] == "ok"
+
+
+def test_a_turn_keeps_a_copy_of_the_score_with_plain_numbers_and_storable_text():
+    raw = Score(1, {"correct": 1}, 1, "bad \udcff byte", None, {"status": "ok", "t": {1, 2}})
+    turn = Turn(0, [], "x")
+    apply_step(turn, raw, {}, None)
+    assert turn.score is not raw and raw.feedback == "bad \udcff byte"
+    assert turn.score == Score(1.0, {"correct": 1.0}, True, "bad ? byte", None,
+                               {"status": "ok", "t": "{1, 2}"})
+    assert type(turn.score.reward) is float and type(turn.score.passed) is bool
