@@ -44,9 +44,9 @@ STATUSES = ("passed", "failed", *ERROR_STATUSES)
 
 @dataclass
 class Turn:
-    """One turn: the messages added before it, the completion, and how it was judged (``score``,
-    the range minimum until the turn is scored; its ``error`` and ``failure`` also say why a turn
-    that was never scored ended)."""
+    """One turn: the messages added before it, the completion, and its ``score`` (the range
+    minimum until the turn is scored; a turn that ends unscored says why in the score's
+    ``error`` and whose fault it was in its ``failure``)."""
 
     index: int
     messages: Conversation

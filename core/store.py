@@ -13,11 +13,12 @@ at most the batch not yet written and never leaves a half-written part under a `
 Readers only read ``part-*.parquet``; stray temp files are removed by :meth:`clean_temp`.
 
 One row per trajectory; the schema version is :data:`SCHEMA_VERSION`, stored in every row and in
-the Parquet metadata. Turns are a list of structs; a turn's score is stored as one column per
-field of :class:`~rlhub.task.Score`, typed by its annotation (:func:`score_struct`), so score
-components are a map. Version 2 added the
-failure class (``failure``) of every turn and trajectory; version-1 parts are upgraded on read,
-their class inferred from the status (:func:`upgrade_v1`).
+the Parquet metadata. Turns are a list of structs. A turn's score is one column per field of
+:class:`~rlhub.task.Score`, typed by its annotation (:func:`column_type`: ``components`` is a map,
+``exec`` JSON text), so a new Score field is a new column: like any change of the layout it bumps
+the version, and older parts are upgraded on read. Version 2 added the failure class
+(``failure``) of every turn and trajectory; version-1 parts are upgraded on read, their class
+inferred from the status (:func:`upgrade_v1`).
 """
 
 from __future__ import annotations

@@ -107,8 +107,8 @@ class EpisodeRunner:
             value, _, _ = final_reward(self.turns, self.lo, self.discount)
         reward, self.returned = value - self.returned, value
         attempts = sum(1 for t in self.turns if t.attempt)
-        info = {"return": value, "passed": turn.score.passed and turn.attempt, "turn": len(self.turns),
-                "attempt": turn.attempt, "attempts": attempts,
+        info = {"return": value, "passed": turn.score.passed and turn.attempt,
+                "turn": len(self.turns), "attempt": turn.attempt, "attempts": attempts,
                 "repair_turns": max(0, attempts - 1), "verify_ms": verify_ms,
                 "error": turn.score.error, "score": jsonable(score),
                 "reward_range": [self.lo, self.hi]}
