@@ -4,7 +4,7 @@ columns are derived from Score's fields, so one function turns a score into colu
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, get_type_hints
+from typing import Any, Optional, get_type_hints
 
 import pyarrow as pa
 import pytest
@@ -12,8 +12,8 @@ import pytest
 from rlhub import Score, Task
 from rlhub.parquet import parquet_bytes, parquet_table
 from rlhub.rollout import Trajectory, Turn, apply_step
-from rlhub.store import (SCHEMA, column_type, decode_row, score_columns, score_struct, stored_score,
-                         trajectory_row, turn_struct)
+from rlhub.store import (SCHEMA, TrajectoryStore, column_type, decode_row, score_columns,
+                         score_struct, stored_score, trajectory_row, turn_struct)
 
 SCORE = Score(0.25, {"correct": 0.0, "format": 1.0}, False, "wrong sum", None,
               {"status": "ok", "stdout": "3"}, "answer")
@@ -46,10 +46,23 @@ def test_the_stored_turns_score_columns_are_scores_fields_typed_by_their_annotat
     names = [f.name for f in fields(Score)]
     hints = get_type_hints(Score)
     assert [f.name for f in turn if f.name in names] == names
-    assert {name: turn.field(name).type for name in names} == {
-        name: column_type(hints[name])[0] for name in names}
-    assert turn.field("components").type == pa.map_(pa.string(), pa.float64())
-    assert turn.field("exec").type == pa.string() and turn.field("passed").type == pa.bool_()
+    assert [turn.field(name) for name in names] == score_struct()
+    assert [turn.field(name).type for name in names] == [column_type(hints[n])[0] for n in names]
+
+
+@pytest.mark.parametrize(("annotation", "arrow", "how"), [
+    (float, pa.float64(), "value"),
+    (bool, pa.bool_(), "value"),
+    (int | None, pa.int64(), "value"),
+    (Optional[str], pa.string(), "value"),
+    (dict[str, float], pa.map_(pa.string(), pa.float64()), "map"),
+    (dict[str, int], pa.map_(pa.string(), pa.int64()), "map"),
+    (dict[str, Any] | None, pa.string(), "json"),
+    (list[str], pa.string(), "json"),
+    (Any, pa.string(), "json"),
+], ids=repr)
+def test_an_annotation_names_its_arrow_type_and_how_a_value_is_kept(annotation, arrow, how):
+    assert column_type(annotation) == (arrow, how)
 
 
 def test_a_new_score_field_becomes_a_stored_column_with_no_other_edit():
@@ -97,3 +110,13 @@ def test_a_turn_keeps_a_copy_of_the_score_with_plain_numbers_and_storable_text()
     assert turn.score == Score(1.0, {"correct": 1.0}, True, "bad ? byte", None,
                                {"status": "ok", "t": "{1, 2}"})
     assert type(turn.score.reward) is float and type(turn.score.passed) is bool
+
+
+def test_a_plugins_score_subclass_is_stored_as_the_fields_every_score_has(tmp_path):
+    graded = Graded(1.0, {"c": 1.0}, True, "ok", confidence=0.9, votes={"yes": 3})
+    turn = Turn(0, [], "x")
+    apply_step(turn, graded, {}, None)
+    store = TrajectoryStore(str(tmp_path / "run"))
+    store.write([Trajectory("d/x-v1", Task("t", "d/x-v1", "p"), turns=[turn])])
+    [stored] = store.rows()[0]["turns"]
+    assert "confidence" not in stored and stored_score(stored) == Score(1.0, {"c": 1.0}, True, "ok")
