@@ -179,3 +179,22 @@ def _version_1_table(outcomes):
                     status="ok" if outcome["status"] in ("passed", "failed") else outcome["status"])
         rows.append(row)
     return pa.Table.from_pylist(rows, schema=schema)
+
+
+def test_a_served_episode_whose_step_raises_answers_the_minimum_with_its_fault():
+    from rlhub.hub.server.pool import EpisodeRunner
+
+    class Broken:
+        def step(self, completion):
+            raise SandboxError("no worker")
+
+    domain = make(lambda t, c: Verdict({}, True), reward={
+        "range": [-1, 1], "components": {"correct": {"weight": 1.0}}})
+    domain.start = lambda task: Broken()
+    answer = EpisodeRunner(domain, domain.task("train", 0, 0)).step("x")
+    assert (answer["reward"], answer["done"], answer["observation"]) == (-1.0, True, None)
+    assert answer["info"]["score"] == {
+        "reward": -1.0, "components": {}, "passed": False, "feedback": "",
+        "error": "step() raised SandboxError: no worker", "exec": None, "failure": "sandbox"}
+    assert (answer["info"]["passed"], answer["info"]["error"]) == (
+        False, "step() raised SandboxError: no worker")
