@@ -82,7 +82,7 @@ def load_mixture(source: str | os.PathLike[str] | dict[str, Any],
         (then globs are an error).
     :raise SchedulerError: naming the field, what was expected and what was found.
     """
-    raw, where = _read(source)
+    raw, where = read_mixture(source)
     validate(raw, where)
     entries = _entries(raw)
     ids = _expand(entries, registry, where)
@@ -171,7 +171,8 @@ def _article(word: str) -> str:
 # -- reading and expansion -------------------------------------------------------------------
 
 
-def _read(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
+def read_mixture(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
+    """The raw mixture (unvalidated) and how messages name it (``mixture file PATH``)."""
     if isinstance(source, dict):
         return copy.deepcopy(source), "mixture config"
     path = Path(source)
