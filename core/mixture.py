@@ -20,6 +20,7 @@ A fuller one::
     params: {tau: 0.15, floor: 0.25}   # strategy parameters, see DEFAULT_PARAMS
     eval: {items_per_domain: 200, every: 50, split: test}
     normalize: auto                    # per-domain reward normalisation (auto|range|running|none)
+    judges: {default: grader}          # which endpoint serves each kind of judge (rlhub.judges)
 
 Expansion rules. Globs (``*?[``) are expanded against a registry, which is required when the config
 has globs. Entries apply in file order, globs first and exact ids last, and later entries override
