@@ -181,11 +181,13 @@ def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None =
     Raises :class:`StoreError` after the run when some trajectories could not be committed.
     """
     from rlhub.policy import make_policy, policy_info
+    from rlhub.judges import mixture_judges
 
     progress = progress or Progress()
     store = TrajectoryStore(cfg.out, cfg.storage_options)
     store.check_writable()
     domains = mixture_domains(cfg.mixture, registry)
+    registry.use_judges(mixture_judges(cfg.mixture, registry))
     run_id = _prepare_run(cfg, store, domains)
     store.clean_temp()
     done = store.job_keys() if cfg.resume else set()

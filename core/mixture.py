@@ -20,6 +20,7 @@ A fuller one::
     params: {tau: 0.15, floor: 0.25}   # strategy parameters, see DEFAULT_PARAMS
     eval: {items_per_domain: 200, every: 50, split: test}
     normalize: auto                    # per-domain reward normalisation (auto|range|running|none)
+    judges: {default: grader}          # which endpoint serves each kind of judge (rlhub.judges)
 
 Expansion rules. Globs (``*?[``) are expanded against a registry, which is required when the config
 has globs. Entries apply in file order, globs first and exact ids last, and later entries override
@@ -82,7 +83,7 @@ def load_mixture(source: str | os.PathLike[str] | dict[str, Any],
         (then globs are an error).
     :raise SchedulerError: naming the field, what was expected and what was found.
     """
-    raw, where = _read(source)
+    raw, where = read_mixture(source)
     validate(raw, where)
     entries = _entries(raw)
     ids = _expand(entries, registry, where)
@@ -171,7 +172,8 @@ def _article(word: str) -> str:
 # -- reading and expansion -------------------------------------------------------------------
 
 
-def _read(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
+def read_mixture(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
+    """The raw mixture (unvalidated) and how messages name it (``mixture file PATH``)."""
     if isinstance(source, dict):
         return copy.deepcopy(source), "mixture config"
     path = Path(source)

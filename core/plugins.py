@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from rlhub.sandbox import Backend, Sandboxes
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
+    from rlhub.verifiers.routes import JudgeRoutes
 
 ENTRY_POINT_GROUP = "rlhub.plugins"
 __all__ = ["ENTRY_POINT_GROUP", "LoadError", "PluginInfo", "Registry", "domain_file_paths",
@@ -100,17 +101,19 @@ class Registry:
     nothing: each has its own domains, verifiers and sandbox backends. ``sandbox`` is the default
     backend of this registry's domains: a name, a backend object (a test double), or None for
     ``$RLHUB_SANDBOX``, else ``local``. ``versions(name)`` reads a distribution's installed version
-    for provenance (by default :func:`rlhub.provenance.distribution_version`).
+    for provenance (by default :func:`rlhub.provenance.distribution_version`). ``judges`` are the
+    judge routes of the mixture this registry's run uses (:meth:`use_judges`).
     """
 
     def __init__(self, *, domain_files: Iterable[str | os.PathLike[str]] = (),
                  block: Iterable[str] = (), autoload: bool | None = None,
                  plugins: Iterable[ModuleType | object] = (),
                  sandbox: str | Backend | None = None,
-                 versions: Callable[[str], str] | None = None):
+                 versions: Callable[[str], str] | None = None,
+                 judges: dict[str, Any] | None = None):
         self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
                         "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
-                        else None}
+                        else None, "judges": judges}
         self.pm = pluggy.PluginManager("rlhub")
         self.pm.add_hookspecs(hookspecs)
         self.blocked = set(block) | set(_env_list("RLHUB_BLOCK_PLUGINS"))
@@ -373,6 +376,18 @@ class Registry:
     def strategy_refs(self) -> dict[str, str]:
         """Every mixture strategy: ``{name: "module:attr"}``."""
         return self.named("rlhub_scheduler_strategies")
+
+    @property
+    def judges(self) -> JudgeRoutes:
+        """Which endpoint serves each kind of judge in this registry's run (the mixture's)."""
+        from rlhub.verifiers.routes import JudgeRoutes
+
+        return JudgeRoutes.from_dict(self.options["judges"])
+
+    def use_judges(self, routes: JudgeRoutes) -> None:
+        """Serve this registry's judges as ``routes`` say (:func:`rlhub.judges.mixture_judges`);
+        kept in :attr:`options`, so a registry rebuilt elsewhere has them."""
+        self.options["judges"] = routes.as_dict()
 
     def verifier(self, name: str, options: dict[str, Any] | None = None) -> Any:
         """The named verifier ``name`` with ``options``, built once per registry."""

@@ -8,8 +8,9 @@ files may choose verifiers and their grading options (a rubric, a pattern, a sch
   host, key, token, secret, password, environment variable, path, file, folder, model, header or
   backend (``url``, ``api_key_env``, ``model``, ``path``, ``backend``, ...), no option value that
   is a URL, and none of a judge endpoint's limits (``concurrency``, ``deadline_s``, ...). A judge
-  or reward model comes from the user's configuration (:mod:`rlhub.userconfig`), picked by
-  ``endpoint: NAME`` or the user's default, or from ``RLHUB_JUDGE_URL``;
+  or reward model comes from the user's side: the run's mixture (``judges:``,
+  :mod:`rlhub.verifiers.routes`), the user's configuration (:mod:`rlhub.userconfig`), picked by
+  ``endpoint: NAME`` or the user's default, or ``RLHUB_JUDGE_URL``;
 * **no more sandbox than the user's policy.** Every ``limits`` it declares (``sandbox.limits``,
   a verifier's ``limits``) must stay within ``untrusted.limits`` (default: the standard
   :class:`rlhub.sandbox.Limits`, no network) or that environment's ``untrusted.grants.<name>``;
@@ -42,9 +43,9 @@ ENDPOINT_LIMITS = frozenset({"concurrency", "deadline_s", "timeout_s", "retries"
 DATA_OPTIONS = frozenset({"rubric", "schema"})  # their contents are grading data, not settings
 URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 DEFAULT_VERIFY_TIMEOUT_S = 60.0
-ADVICE = ("Judges and reward models come from your endpoint registry (endpoints: in {config}, "
-          "picked with `endpoint: NAME`) or RLHUB_JUDGE_URL; pull the environment with "
-          "--trust-remote-code only if you trust its publisher.")
+ADVICE = ("Judges and reward models come from your mixture's judges:, your endpoint registry "
+          "(endpoints: in {config}, picked with `endpoint: NAME`) or RLHUB_JUDGE_URL; pull the "
+          "environment with --trust-remote-code only if you trust its publisher.")
 
 
 def standard_limits() -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """The ``judge`` verifier: an LLM judge behind any OpenAI-compatible chat endpoint.
 
 Options (all optional except a rubric's criteria). Which judge is asked is resolved at each call
-by :mod:`rlhub.verifiers.targets`: ``url``/``model`` (trusted manifests only), else the user's
+by :mod:`rlhub.verifiers.targets`: the run's mixture's ``judges:`` entry for this judge's kind
+(``endpoint``, else ``default``), else ``url``/``model`` (trusted manifests only), else the user's
 endpoint ``endpoint: NAME``, else ``RLHUB_JUDGE_URL``/``RLHUB_JUDGE_MODEL``, else the user's
 default judge::
 
-    endpoint: grader                   # a judge of the user's endpoint registry (user config)
+    endpoint: grader                   # the kind of judge: a mixture's judges: key, else a judge
+                                       # of the user's endpoint registry (user config)
     url: http://127.0.0.1:8000/v1      # trusted only: the API root; POST {url}/chat/completions
     model: my-judge                    # trusted only
     mode: pointwise                    # or pairwise: the completion against a reference answer
@@ -314,8 +316,9 @@ class Judgement:
 class Judge:
     """An LLM-judge verifier; see the module docstring for options and behaviour."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], registry: Any = None):
         self.options = dict(options)
+        self.registry = registry  # its judges (a mixture's routes) are asked first
         self.rubric = Rubric.parse(options.get("rubric"))
         self.mode = self._choice("mode", MODES, "pointwise")
         self.fmt = self._choice("format", FORMATS, "json")
@@ -366,7 +369,8 @@ class Judge:
     def _target(self) -> targets.JudgeTarget:
         """The judge to ask (see :mod:`rlhub.verifiers.targets`), read at each call."""
         try:
-            return targets.judge_target(self.options)
+            routes = self.registry.judges if self.registry is not None else None
+            return targets.judge_target(self.options, routes)
         except ConfigError as exc:
             raise JudgeUnavailable(f"judge: {exc}") from None
 

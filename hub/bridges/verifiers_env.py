@@ -83,6 +83,7 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
     def load(self) -> list[RlhubTask]:
         from rlhub.hub.openrlhf.export import largest_remainder
         from rlhub.scheduler import Scheduler, load_mixture
+        from rlhub.judges import mixture_judges
 
         cfg = self.config
         if not cfg.mixture:
@@ -90,6 +91,7 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
                              "found none")
         registry = entry_registry()
         mixture = load_mixture(cfg.mixture, registry)
+        registry.use_judges(mixture_judges(cfg.mixture, registry))  # the env scores with them
         counts = largest_remainder(cfg.n, Scheduler.from_config(mixture, registry).weights())
         coords = [(d, i) for d, k in counts.items() for i in range(k)]
         random.Random(f"rlhub-env/{cfg.seed}/{cfg.split}/{cfg.n}").shuffle(coords)

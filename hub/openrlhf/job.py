@@ -51,7 +51,8 @@ ALGORITHMS = {
 GROUP_ALGORITHMS = ("group_norm", "dr_grpo", "rloo", "reinforce_baseline")
 MODES = ("reward", "agent")
 #: The fields of a mixture (``schemas/mixture.schema.json``), for configs that are one.
-MIXTURE_KEYS = ("strategy", "seed", "split", "domains", "groups", "params", "eval", "normalize")
+MIXTURE_KEYS = ("strategy", "seed", "split", "domains", "groups", "params", "eval", "normalize",
+                "judges")
 #: Defaults added for GRPO-style estimators unless the config's ``openrlhf:`` sets them.
 KL_LOSS_DEFAULTS = {"algo.kl.use_loss": True, "algo.kl.estimator": "k3", "algo.kl.init_coef": 1e-3}
 

@@ -192,7 +192,9 @@ class RewardService:
         if not self.config.mixture:
             return None
         from rlhub.scheduler import Scheduler
+        from rlhub.judges import mixture_judges
 
+        self.registry.use_judges(mixture_judges(self.config.mixture, self.registry))
         return Scheduler.from_config(self.config.mixture, self.registry)
 
     def open(self) -> None:

@@ -249,11 +249,11 @@ class RayPool:
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             self._init_ray(ray, address)
-        env = {k: os.environ[k] for k in RLHUB_ENV_VARS if k in os.environ}
+        self.registry_options = dict(registry_options or {})
+        env = {k: os.environ[k] for k in (*RLHUB_ENV_VARS, *self._judge_keys()) if k in os.environ}
         self.factory = ray.remote(max_concurrency=max(1, threads))(VerifierActor).options(
             num_cpus=num_cpus, scheduling_strategy="SPREAD", runtime_env={"env_vars": env})
         self.threads, self.num_cpus, self.start_timeout_s = threads, num_cpus, start_timeout_s
-        self.registry_options = dict(registry_options or {})
         self.size = max(1, workers) if workers else self.cluster_size(ray, num_cpus)
         self.live: list[Slot] = []
         self.pending: dict[Any, Any] = {}  # an actor's first info() call -> the actor
@@ -271,6 +271,12 @@ class RayPool:
         """How many actors of ``num_cpus`` the cluster's available CPUs hold (1..MAX_DEFAULT)."""
         free = float(ray.available_resources().get("CPU", 0.0))
         return max(1, min(cls.MAX_DEFAULT, int(free // max(num_cpus, 1e-9))))
+
+    def _judge_keys(self) -> list[str]:
+        """The key variables of the mixture's inline judges: the actors call them too."""
+        from rlhub.verifiers.routes import JudgeRoutes
+
+        return JudgeRoutes.from_dict(self.registry_options.get("judges")).key_variables()
 
     def _init_ray(self, ray: Any, address: str) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")

@@ -46,10 +46,14 @@ class LocalTrainer:
     """``run()`` trains and returns the summary (also written to ``RUN_DIR/summary.json``)."""
 
     def __init__(self, config: str | os.PathLike[str] | dict[str, Any], out: str | os.PathLike[str],
-                 *, registry: Registry, progress: Any = None, lock_hash: str | None = None):
+                 *, registry: Registry, progress: Any = None, lock_hash: str | None = None,
+                 origin: str | None = None):
+        from rlhub.judges import mixture_judges
+
         self.mixture, self.cfg = load_train_config(config)
         self.out = Path(out)
         self.registry = registry
+        registry.use_judges(mixture_judges(config, registry, origin=origin))  # config: a mixture
         self.lock_hash = lock_hash  # `rlhub train --locked`: every trajectory carries it
         self.progress = progress or (lambda message: None)
         self.run_id = uuid.uuid4().hex
@@ -108,4 +112,4 @@ def make_local_trainer(config: dict[str, Any], registry: Registry, **options: An
         raise TrainerError("local trainer: expected a run folder (--out RUN_DIR, or `out:` in "
                            "the config), found none")
     return LocalTrainer(data, out, registry=registry, lock_hash=config.get("lock_hash"),
-                        **options)
+                        origin=config.get("config_path"), **options)

@@ -83,10 +83,10 @@ def test_an_untrusted_judge_naming_its_own_url_and_the_users_token_variable_is_r
         "verifier.options.model: an untrusted environment may not name an endpoint, key, path or "
         "environment variable (found 'their-judge'); field verifier.options.api_key_env: an "
         "untrusted environment may not name an endpoint, key, path or environment variable "
-        "(found 'HF_TOKEN'). Judges and reward models come from your endpoint registry "
-        f"(endpoints: in {config}, picked with `endpoint: NAME`) or RLHUB_JUDGE_URL; pull the "
-        "environment with --trust-remote-code only if you trust its publisher. Nothing was "
-        "installed."
+        "(found 'HF_TOKEN'). Judges and reward models come from your mixture's judges:, your "
+        f"endpoint registry (endpoints: in {config}, picked with `endpoint: NAME`) or "
+        "RLHUB_JUDGE_URL; pull the environment with --trust-remote-code only if you trust its "
+        "publisher. Nothing was installed."
     )
     assert installed(home()) == [] and theirs.requests == []
 
@@ -217,9 +217,10 @@ def test_a_grant_in_the_users_config_admits_exactly_what_it_grants(tmp_path, mon
     assert error.cause.endswith(
         "field verifier.options.limits.wall_s: asks for 3600, above the 10.0 your policy allows "
         "untrusted environments; to grant it, add `untrusted: {grants: {mydata: {limits: "
-        f"{{wall_s: 3600}}}}}}}}` to {path}. Judges and reward models come from your endpoint "
-        f"registry (endpoints: in {path}, picked with `endpoint: NAME`) or RLHUB_JUDGE_URL; pull "
-        "the environment with --trust-remote-code only if you trust its publisher."
+        f"{{wall_s: 3600}}}}}}}}` to {path}. Judges and reward models come from your "
+        f"mixture's judges:, your endpoint registry (endpoints: in {path}, picked with "
+        "`endpoint: NAME`) or RLHUB_JUDGE_URL; pull the environment with --trust-remote-code "
+        "only if you trust its publisher."
     )
 
 
@@ -267,3 +268,67 @@ def test_a_bundle_shipping_its_own_install_record_to_claim_trust_is_refused(tmp_
                        r"\.rlhub-pull\.json, the record of how rlhub installed it"):
         pull(url)
     assert installed(home()) == []
+
+
+def reseal_with(bundle: Any, files: dict[str, bytes]) -> Bundle:
+    """``bundle`` with ``files`` written into it and its lock sealed again, as a publisher can."""
+    records = dict(bundle.lock["files"])
+    for name, data in files.items():
+        (bundle.root / name).parent.mkdir(parents=True, exist_ok=True)
+        (bundle.root / name).write_bytes(data)
+        records[name] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    lock = seal({**bundle.lock, "files": records})
+    (bundle.root / "rlhub.lock").write_text(dumps(lock))
+    return Bundle(bundle.root, lock)
+
+
+def test_a_mixture_shipped_in_a_pulled_bundle_may_not_choose_judges(tmp_path, monkeypatch,
+                                                                    judges):
+    from rlhub.judges import mixture_judges
+    from rlhub.userconfig import ConfigError
+
+    _, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    options = {"endpoint": "grader", "reference": "answer", "rubric": RUBRIC}
+    domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl",
+                                    verifier={"name": "judge", "options": options})
+    registry = Registry(domain_files=[domain_file], autoload=False)
+    bundle = build_bundle("mydata", tmp_path / "bundle", registry=registry, options=SMALL)
+    mix = {"domains": ["mydata/double-v1"], "judges": {"grader": {
+        "url": theirs.url, "model": "their-judge", "api_key_env": "HF_TOKEN"}}}
+    url = (tmp_path / "remote").as_uri()
+    FsspecRemote(url).push(reseal_with(bundle, {"examples/mix.yaml": yaml.safe_dump(
+        mix).encode()}), None)
+    assert pull(url).registered == ["mydata/double-v1"]
+    (shipped,) = home().glob("envs/mydata/*/examples/mix.yaml")
+    linked = tmp_path / "my-mix.yaml"
+    linked.symlink_to(shipped)  # a link the user made is judged by where the file really is
+    for path in (shipped, linked):
+        with pytest.raises(ConfigError) as err:
+            mixture_judges(path, Registry(autoload=False))
+        assert str(err.value) == (
+            f"mixture file {path}: field judges: expected no judges in a mixture inside the "
+            "environment 'mydata' pulled without --trust-remote-code, found ['grader']; a pulled "
+            "environment says only what kind of judge it needs. Copy the mixture out of "
+            "$RLHUB_HOME/envs and choose its judges yourself"
+        )
+    assert theirs.requests == []
+
+
+def test_a_domain_file_declaring_judges_of_its_own_is_refused(tmp_path, judges):
+    _, theirs = judges
+    domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl")
+    registry = Registry(domain_files=[domain_file], autoload=False)
+    bundle = build_bundle("mydata", tmp_path / "bundle", registry=registry, options=SMALL)
+    spec = json.loads((bundle.root / "domains" / "double.yaml").read_text())
+    spec["judges"] = {"default": {"url": theirs.url, "model": "m", "api_key_env": "HF_TOKEN"}}
+    url = (tmp_path / "remote").as_uri()
+    FsspecRemote(url).push(reseal_with(bundle, {"domains/double.yaml": json.dumps(
+        spec).encode()}), None)
+    assert pull(url).registered == []
+    registry = Registry(autoload=False)
+    assert "mydata/double-v1" not in registry.ids()
+    (error,) = registry.errors
+    assert "field (top level): Additional properties are not allowed ('judges' was unexpected)" \
+        in error.cause
+    assert theirs.requests == []

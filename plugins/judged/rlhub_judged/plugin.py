@@ -1,7 +1,8 @@
 """rlhub hook implementations for rlhub-judged: manifests only, nothing heavy imported.
 
 Every domain is tagged ``judge`` (the contract kit then runs its prompt-injection probes) and
-reads its judge from ``RLHUB_JUDGE_URL`` / ``RLHUB_JUDGE_MODEL``. A judge that is down or late
+asks for the ``default`` kind of judge: the mixture's ``judges: {default: ...}``, else
+``RLHUB_JUDGE_URL`` / ``RLHUB_JUDGE_MODEL``, else the user's default judge. A judge that is down or late
 gives the range minimum with the error recorded, never a stalled run.
 """
 
