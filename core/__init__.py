@@ -28,7 +28,7 @@ from rlhub.errors import (
 )
 from rlhub.failures import FAILURES, TRAINABLE, is_trainable
 from rlhub.manifest import Manifest
-from rlhub.home import rlhub_home
+from rlhub.home import rlhub_cache, rlhub_home
 from rlhub.plugins import Registry, hookimpl, registry
 from rlhub.task import Score, Task, clamp_reward, task_id
 
@@ -84,6 +84,7 @@ __all__ = sorted([
     "last_boxed",
     "parse_json_answer",
     "registry",
+    "rlhub_cache",
     "rlhub_home",
     "tagged_line",
     "task_id",

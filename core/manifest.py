@@ -50,17 +50,17 @@ def _validator(name: str) -> Any:
 
 
 class ValidCache:
-    """Content hashes of manifests already found valid, kept in ``$RLHUB_HOME/cache``.
+    """Content hashes of manifests already found valid, kept in :func:`rlhub.home.rlhub_cache`.
 
     Validating a manifest costs milliseconds and a listing validates hundreds; a manifest whose
     canonical JSON hashes to a known-valid digest (under the same schema) is not validated again.
     """
 
     def __init__(self) -> None:
-        from rlhub.home import rlhub_home
+        from rlhub.home import rlhub_cache
 
         tag = hashlib.sha256(json.dumps(schema("manifest"), sort_keys=True).encode()).hexdigest()
-        self.path = rlhub_home() / "cache" / f"valid-manifests-{tag[:16]}.txt"
+        self.path = rlhub_cache() / f"valid-manifests-{tag[:16]}.txt"
         try:
             self.known = set(self.path.read_text().split())
         except OSError:

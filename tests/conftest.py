@@ -13,10 +13,21 @@ sys.path.insert(0, str(FIXTURES))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")])
 
 
+@pytest.fixture(scope="session")
+def _shared_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("rlhub_cache"))
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Every test sees an empty $RLHUB_HOME, so pulled environments never leak between tests."""
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                   _shared_cache: str):
+    """Every test sees an empty $RLHUB_HOME, so pulled environments never leak between tests.
+
+    The cache is shared: its entries are keyed by what they were derived from, and a cold one
+    costs every fresh interpreter seconds (the verifiers bridge describes its environments once).
+    """
     monkeypatch.setenv("RLHUB_HOME", str(tmp_path_factory.mktemp("rlhub_home")))
+    monkeypatch.setenv("RLHUB_CACHE", _shared_cache)
     # and no user configuration: a developer's own endpoints and policy never reach a test
     monkeypatch.setenv("RLHUB_CONFIG", str(tmp_path_factory.mktemp("rlhub_config") / "none.yaml"))
 

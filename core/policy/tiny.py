@@ -100,10 +100,10 @@ def build_tiny(path: str | os.PathLike[str], *, seed: int = 0, **config: Any) ->
 
 
 def default_dir(seed: int = 0) -> Path:
-    """Where ``builtin:tiny`` keeps its model: ``$RLHUB_HOME/models/tiny-v1-seed<seed>``."""
-    from rlhub.home import rlhub_home
+    """Where ``builtin:tiny`` keeps its model: ``models/tiny-v1-seed<seed>`` in the cache."""
+    from rlhub.home import rlhub_cache
 
-    return rlhub_home() / "models" / f"tiny-v{TINY_VERSION}-seed{seed}"
+    return rlhub_cache() / "models" / f"tiny-v{TINY_VERSION}-seed{seed}"
 
 
 def load_tiny(path: str | os.PathLike[str] | None = None, *, seed: int = 0) -> tuple[Any, Any]:

@@ -14,8 +14,8 @@ and in ``$RLHUB_HOME/openenv/``::
 
 A server is described once (``GET /metadata`` for name, version and description; ``GET /schema``
 for the action field that carries the completion: the action's only required string field) and
-the description cached in ``$RLHUB_HOME/cache/openenv-envs.json`` by the file's content, so a
-listing makes no network call. A server that cannot be reached when first described is left out
+the description cached in ``openenv-envs.json`` under :func:`rlhub.rlhub_cache` by the file's
+content, so a listing makes no network call. A server that cannot be reached when first described is left out
 with the reason, and tried again at the next listing. An image is described from its YAML alone
 (``version`` there, default ``0``) since starting it to ask would make listing slow.
 """
@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rlhub import rlhub_home
+from rlhub import rlhub_cache, rlhub_home
 
 ENV_VAR = "RLHUB_OPENENV_ENVS"
 DESCRIBE_TIMEOUT_S = 10.0
@@ -56,7 +56,7 @@ def described() -> list[dict[str, Any]]:
     key = json.dumps([str(rlhub_home()), *map(str, files)])
     if key in _memo:
         return _memo[key]
-    cache_path = rlhub_home() / "cache" / "openenv-envs.json"
+    cache_path = rlhub_cache() / "openenv-envs.json"
     try:
         cache = json.loads(cache_path.read_text())
     except (OSError, ValueError):

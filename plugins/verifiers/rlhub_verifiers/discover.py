@@ -3,7 +3,7 @@
 An installed verifiers environment is a distribution that requires ``verifiers`` and whose module
 (the distribution name, ``-`` replaced by ``_``: the module ``vf-eval NAME`` imports) exists. Its
 manifest comes from :mod:`rlhub_verifiers.describe`, which imports the environment and verifiers
-(seconds); so descriptions are cached in ``$RLHUB_HOME/cache/vf-envs.json``, keyed by the
+(seconds); so descriptions are cached in ``vf-envs.json`` in :func:`rlhub.rlhub_cache`, keyed by the
 distribution's name, version and the size and mtime of its module files, and a new or changed
 environment is described in a child interpreter. ``rlhub list`` therefore never imports verifiers.
 
@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rlhub import rlhub_home
+from rlhub import rlhub_cache
 
 SELF = {"rlhub-verifiers", "rlhub"}
 REQUIRES = re.compile(r"^Requires-Dist:\s*verifiers\s*($|[<>=!~;\[(\s])",
@@ -118,7 +118,7 @@ class Cache:
     """``$RLHUB_HOME/cache/vf-envs.json``: the last scan and every description, by stamp."""
 
     def __init__(self) -> None:
-        self.path = rlhub_home() / "cache" / "vf-envs.json"
+        self.path = rlhub_cache() / "vf-envs.json"
         try:
             self.data = json.loads(self.path.read_text())
         except (OSError, ValueError):
@@ -149,7 +149,7 @@ class Cache:
 
 def described(*, refresh: bool = False) -> list[dict[str, Any]]:
     """Every installed environment as ``{"id", "manifest"}`` or ``{"id", "excluded"}``."""
-    key = f"{_path_fingerprint()}:{rlhub_home()}"
+    key = f"{_path_fingerprint()}:{rlhub_cache()}"
     if key in _memo and not refresh:
         return _memo[key]
     cache = Cache()
