@@ -30,7 +30,7 @@ def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, st
 
 def first_listing(argv: list[str]) -> float:
     with tempfile.TemporaryDirectory() as home:
-        return timed(argv, {**os.environ, "RLHUB_HOME": home})[0]
+        return timed(argv, {**os.environ, "RLHUB_HOME": home, "RLHUB_CACHE": f"{home}/cache"})[0]
 
 
 def main() -> None:

@@ -207,3 +207,20 @@ def test_a_manifest_may_name_the_source_packages_it_requires_and_provenance_reco
     reg = Registry(plugins=[_LeavesOut()], autoload=False)
     record = reg.provenance("bridgy/kept-v1")
     assert record["source_versions"] == {"somegame": ""}  # not installed: recorded as missing
+
+
+def test_derived_files_live_in_rlhub_cache_and_serve_a_fresh_home(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RLHUB_CACHE", str(cache))
+    listing = [sys.executable, "-c", "import rlhub; print(len(rlhub.registry().ids()))"]
+
+    def list_in(home):
+        monkeypatch.setenv("RLHUB_HOME", str(home))
+        subprocess.run(listing, check=True, capture_output=True, timeout=300)
+        return {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+
+    first = list_in(tmp_path / "one")
+    assert any(name.startswith("valid-manifests-") for name in first) and "vf-envs.json" in first
+    assert not (tmp_path / "one" / "cache").exists()
+    # a second, empty home finds every manifest validated and every environment described
+    assert list_in(tmp_path / "two") == first
