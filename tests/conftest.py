@@ -39,7 +39,14 @@ SERIAL = ("tests/sandbox/", "tests/hub/test_server_ray.py", "tests/hub/test_open
           "tests/hub/test_openrlhf_cmd.py")
 
 
+# Modules whose module-scoped fixture is a whole run (a mixed eval, a served environment) keep
+# their tests on one worker, so the fixture is built once rather than once per worker.
+ONE_WORKER = ("tests/bridges/test_mixed_runs.py", "plugins/openenv/tests/test_openenv_bridge.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(SERIAL) or "[ray]" in item.nodeid or "[docker]" in item.nodeid:
             item.add_marker(pytest.mark.xdist_group("infra"))
+        elif item.nodeid.startswith(ONE_WORKER):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
