@@ -73,11 +73,28 @@ def pulled_env(path: str | Path, home: Path) -> PulledEnv | None:
         return None
     if len(rel.parts) < 3:
         return None
+    return _recorded(envs / rel.parts[0] / rel.parts[1])
+
+
+def recorded_env(path: str | Path) -> PulledEnv | None:
+    """The environment of a file inside a folder ``rlhub pull`` installed, wherever that folder
+    is now (another home, a copy): found by the outermost install record in the file's folders
+    (a record a publisher hid deeper in its bundle is not the one ``rlhub pull`` wrote)."""
+    for folder in reversed(Path(path).resolve().parents):
+        if (folder / INSTALL_RECORD).is_file():
+            return _recorded(folder)
+    return None
+
+
+def _recorded(folder: Path) -> PulledEnv:
+    """``folder``'s environment, trusted only if its install record says so."""
     try:
-        record = json.loads((envs / rel.parts[0] / rel.parts[1] / INSTALL_RECORD).read_text())
+        record = json.loads((folder / INSTALL_RECORD).read_text())
     except (OSError, ValueError):
         record = {}
-    return PulledEnv(rel.parts[0], isinstance(record, dict) and record.get("trusted") is True)
+    if not isinstance(record, dict):
+        record = {}
+    return PulledEnv(str(record.get("name") or folder.parent.name), record.get("trusted") is True)
 
 
 def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> Manifest:

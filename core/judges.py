@@ -67,13 +67,15 @@ def _kinds(spec: Any) -> Iterator[str]:
 
 
 def _refuse_pulled(path: str | os.PathLike[str] | None, where: str, kinds: list[str]) -> None:
-    """A mixture shipped inside an untrusted pulled environment may not choose judges."""
+    """A mixture shipped inside an untrusted pulled environment may not choose judges: one in
+    ``$RLHUB_HOME/envs`` (reached directly, through ``..`` or a link), or in a folder holding an
+    install record (another home's, a copied environment)."""
     if path is None:
         return
-    from rlhub.datadomain import pulled_env
+    from rlhub.datadomain import pulled_env, recorded_env
     from rlhub.home import rlhub_home
 
-    env = pulled_env(Path(path), rlhub_home())
+    env = pulled_env(Path(path), rlhub_home()) or recorded_env(path)
     if env is not None and not env.trusted:
         raise ConfigError(
             f"{where}: field judges: expected no judges in a mixture inside the environment "

@@ -100,6 +100,8 @@ def load_mixture(source: str | os.PathLike[str] | dict[str, Any],
         "groups": groups,
         "params": params,
         "eval": {**DEFAULT_EVAL, **raw.get("eval", {})},
+        # who judges is part of what a lock pins; a mixture choosing none keeps its old form
+        **({"judges": copy.deepcopy(raw["judges"])} if raw.get("judges") else {}),
     }
 
 

@@ -166,11 +166,14 @@ def apply_step(turn: Turn, score: Score, info: dict[str, Any], observation: str 
 
 
 def kept_score(score: Score) -> Score:
-    """A copy of ``score`` as a turn keeps it: plain numbers, storable feedback text, and a
-    JSON-able ``exec`` (every other field as it is)."""
+    """A copy of ``score`` as a turn keeps it: plain numbers, storable feedback and error text
+    (a sandbox's output keeps the policy's undecodable bytes as lone surrogates), string
+    component names and class, and a JSON-able ``exec`` (every other field as it is)."""
     return replace(score, reward=float(score.reward), passed=bool(score.passed),
-                   components={k: float(v) for k, v in score.components.items()},
-                   feedback=clean_text(score.feedback or ""), exec=_jsonable(score.exec))
+                   components={str(k): float(v) for k, v in score.components.items()},
+                   feedback=clean_text(score.feedback or ""), exec=_jsonable(score.exec),
+                   error=None if score.error is None else clean_text(str(score.error)),
+                   failure=str(score.failure))
 
 
 def _jsonable(value: Any) -> Any:

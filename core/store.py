@@ -117,11 +117,12 @@ def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, default=str)
 
 
-def score_columns(score: Score) -> dict[str, Any]:
-    """A score as a stored turn holds it (see :func:`column_type`: ``components`` as pairs,
-    ``exec`` as JSON text); :func:`stored_score` reads it back."""
+def score_columns(score: Score, cls: type[Score] | None = None) -> dict[str, Any]:
+    """A score as a stored turn holds it: the columns of ``cls`` (default: the score's class;
+    see :func:`column_type`: ``components`` as pairs, ``exec`` as JSON text);
+    :func:`stored_score` reads it back."""
     return {name: _kept(getattr(score, name), how)
-            for name, _, how in _score_layout(type(score))}
+            for name, _, how in _score_layout(cls or type(score))}
 
 
 def stored_score(turn: dict[str, Any], cls: type[Score] = Score) -> Score:
@@ -145,9 +146,12 @@ def _read(value: Any, how: str) -> Any:
 
 
 def turn_row(turn: Any) -> dict[str, Any]:
+    """A turn as :data:`TURN` stores it. Its score gives Score's columns whatever its class: a
+    plugin's subclass neither writes over the turn's own (a ``completion`` field) nor retypes
+    one (``components: dict[str, Any]``)."""
     return {
         "index": turn.index, "messages": _dumps(turn.messages), "completion": turn.completion,
-        **score_columns(turn.score), "attempt": turn.attempt, "status": turn.status,
+        **score_columns(turn.score, Score), "attempt": turn.attempt, "status": turn.status,
         "exec_status": turn.exec_status, "observation": turn.observation, "gen_s": turn.gen_s,
         "verify_s": turn.verify_s, "finish_reason": turn.finish_reason,
         "prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,

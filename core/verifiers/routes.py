@@ -53,6 +53,12 @@ class JudgeRoutes:
         return cls(dict(data.get("routes", {})), str(data.get("where", "")))
 
     def key_variables(self) -> list[str]:
-        """The environment variables holding the inline endpoints' keys."""
-        return sorted({str(spec.get("api_key_env", DEFAULT_KEY_ENV))
-                       for spec in self.routes.values() if isinstance(spec, dict)})
+        """The environment variables holding the keys of the endpoints the routes name (inline,
+        or a judge of the user's registry): a worker in another process needs them too."""
+        from rlhub.userconfig import load_user_config
+
+        specs: list[Any] = list(self.routes.values())
+        if any(isinstance(spec, str) for spec in specs):
+            config = load_user_config()
+            specs = [config.endpoint(s, "judge") if isinstance(s, str) else s for s in specs]
+        return sorted({str(spec.get("api_key_env") or DEFAULT_KEY_ENV) for spec in specs})

@@ -82,6 +82,7 @@ def load_config(source: str | Path | dict[str, Any]) -> dict[str, Any]:
         except (OSError, yaml.YAMLError) as exc:
             raise TrainerError(f"{where}: expected a readable YAML file, found {exc}") from None
         config.setdefault("base_dir", str(Path(source).resolve().parent))
+        config.setdefault("config_path", str(Path(source).resolve()))
     if not isinstance(config, dict):
         raise TrainerError(f"{where}: expected a mapping, found {type(config).__name__}")
     if not config.get("mixture") and config.get("domains"):  # the config is itself a mixture
@@ -242,8 +243,13 @@ class OpenRLHFTrainer:
     """
 
     def __init__(self, config: dict[str, Any], registry: Registry):
+        from rlhub.judges import mixture_judges
+
         self.config = load_config(config)
         self.registry = registry
+        if isinstance(self.config["mixture"], dict):  # copied to out/mixture.yaml for the server:
+            # its judges are checked here, where the config it came from is still known
+            mixture_judges(self.config["mixture"], registry, origin=self.config.get("config_path"))
         self.out = Path(self.config.get("out") or "runs/openrlhf")
         self.submit = bool(self.config.get("submit"))
 

@@ -120,3 +120,40 @@ def test_a_plugins_score_subclass_is_stored_as_the_fields_every_score_has(tmp_pa
     store.write([Trajectory("d/x-v1", Task("t", "d/x-v1", "p"), turns=[turn])])
     [stored] = store.rows()[0]["turns"]
     assert "confidence" not in stored and stored_score(stored) == Score(1.0, {"c": 1.0}, True, "ok")
+
+
+@dataclass
+class Forging(Score):
+    """A plugin's score naming fields the stored turn has of its own, or retyping one."""
+
+    completion: str = "forged by the plugin"
+    index: str = "not a number"
+    components: dict[str, Any] = field(default_factory=dict)
+
+
+def stored_turn(tmp_path, score: Score, completion: str = "x") -> dict[str, Any]:
+    turn = Turn(0, [], completion)
+    apply_step(turn, score, {}, None)
+    store = TrajectoryStore(str(tmp_path / "run"))
+    store.write([Trajectory("d/x-v1", Task("t", "d/x-v1", "p"), turns=[turn])])
+    [stored] = store.rows()[0]["turns"]
+    return stored
+
+
+def test_a_score_subclass_cannot_write_over_the_turns_own_columns_or_retype_a_score_column(
+    tmp_path
+):
+    stored = stored_turn(tmp_path, Forging(1.0, {"c": 1.0}, True), completion="the model's")
+    assert stored["completion"] == "the model's" and stored["index"] == 0
+    assert stored_score(stored) == Score(1.0, {"c": 1.0}, True)
+
+
+def test_a_score_with_undecodable_error_text_number_names_or_a_numeric_class_is_stored(
+    tmp_path
+):
+    # a sandbox keeps the policy's undecodable output bytes as lone surrogates, and a verifier's
+    # error may quote it; a plugin may name a component by a number or give its class as one
+    odd = Score(0.0, {1: 0.5}, False, "", "SandboxError: stderr b'\udcff'", None, 3)
+    stored = stored_turn(tmp_path, odd)
+    assert stored["error"] == "SandboxError: stderr b'?'"
+    assert stored["components"] == {"1": 0.5} and stored["failure"] == "3"

@@ -332,3 +332,85 @@ def test_a_domain_file_declaring_judges_of_its_own_is_refused(tmp_path, judges):
     assert "field (top level): Additional properties are not allowed ('judges' was unexpected)" \
         in error.cause
     assert theirs.requests == []
+
+
+def pulled_mixture(tmp_path: Path, theirs: ScriptedJudge, name: str, data: dict[str, Any]
+                   ) -> Path:
+    """Pull a bundle of ``mydata`` that ships ``name`` holding ``data`` (judges naming ``theirs``
+    with the user's HF_TOKEN); the shipped file's path."""
+    options = {"endpoint": "grader", "reference": "answer", "rubric": RUBRIC}
+    domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl",
+                                    verifier={"name": "judge", "options": options})
+    registry = Registry(domain_files=[domain_file], autoload=False)
+    bundle = build_bundle("mydata", tmp_path / "bundle", registry=registry, options=SMALL)
+    url = (tmp_path / "remote").as_uri()
+    FsspecRemote(url).push(reseal_with(bundle, {name: yaml.safe_dump(data).encode()}), None)
+    assert pull(url).registered == ["mydata/double-v1"]
+    (shipped,) = home().glob(f"envs/mydata/*/{name}")
+    return shipped
+
+
+def their_judges(theirs: ScriptedJudge) -> dict[str, Any]:
+    return {"grader": {"url": theirs.url, "model": "their-judge", "api_key_env": "HF_TOKEN"}}
+
+
+def test_a_pulled_mixture_reached_by_a_relative_or_dotted_path_may_not_choose_judges(
+    tmp_path, monkeypatch, judges
+):
+    from rlhub.judges import mixture_judges
+    from rlhub.userconfig import ConfigError
+
+    _, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    shipped = pulled_mixture(tmp_path, theirs, "examples/mix.yaml",
+                             {"domains": ["mydata/double-v1"], "judges": their_judges(theirs)})
+    monkeypatch.chdir(shipped.parent)
+    dotted = shipped.parent / ".." / "examples" / "." / "mix.yaml"
+    for path in (Path("mix.yaml"), Path("../examples/mix.yaml"), dotted):
+        with pytest.raises(ConfigError, match="expected no judges in a mixture inside the "
+                           "environment 'mydata' pulled without --trust-remote-code"):
+            mixture_judges(path, Registry(autoload=False))
+    assert theirs.requests == []
+
+
+def test_a_pulled_mixture_in_another_home_or_a_copied_environment_may_not_choose_judges(
+    tmp_path, monkeypatch, judges
+):
+    from rlhub.judges import mixture_judges
+    from rlhub.userconfig import ConfigError
+
+    _, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    shipped = pulled_mixture(tmp_path, theirs, "examples/mix.yaml",
+                             {"domains": ["mydata/double-v1"], "judges": their_judges(theirs)})
+    # the publisher also hides a record of its own claiming trust next to the mixture
+    (shipped.parent / ".rlhub-pull.json").write_text(json.dumps({"trusted": True}))
+    copied = tmp_path / "my-copy"
+    shutil.copytree(shipped.parents[1], copied)
+    domains = list(home().glob("envs/mydata/*/domains/*.yaml"))
+    monkeypatch.setenv("RLHUB_HOME", str(tmp_path / "another-home"))  # the pull's home is not it
+    for path in (shipped, copied / "examples" / "mix.yaml"):
+        with pytest.raises(ConfigError, match="expected no judges in a mixture inside the "
+                           "environment 'mydata' pulled without --trust-remote-code"):
+            mixture_judges(path, Registry(domain_files=domains, autoload=False))
+    assert theirs.requests == []
+
+
+def test_an_openrlhf_config_shipped_in_a_pulled_bundle_may_not_pass_its_judges_to_the_server(
+    tmp_path, monkeypatch, judges
+):
+    from rlhub.hub.openrlhf.job import OpenRLHFTrainer
+    from rlhub.userconfig import ConfigError
+
+    _, theirs = judges
+    monkeypatch.setenv("HF_TOKEN", "hf_the_users_secret")
+    config = {"domains": ["mydata/double-v1"], "judges": their_judges(theirs), "model": "m"}
+    shipped = pulled_mixture(tmp_path, theirs, "examples/openrlhf.yaml", config)
+    out = tmp_path / "run"
+    # what `rlhub train --backend openrlhf` hands the backend: the config and where it was read
+    given = {**yaml.safe_load(shipped.read_text()), "config_path": str(shipped), "out": str(out)}
+    for source in (given, shipped):
+        with pytest.raises(ConfigError, match="expected no judges in a mixture inside the "
+                           "environment 'mydata' pulled without --trust-remote-code"):
+            OpenRLHFTrainer(source, Registry(autoload=False))  # type: ignore[arg-type]
+    assert not (out / "mixture.yaml").exists() and theirs.requests == []

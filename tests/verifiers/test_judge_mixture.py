@@ -306,3 +306,67 @@ def test_a_registry_rebuilt_from_its_options_keeps_the_mixture_judges(tmp_path, 
     rebuilt = Registry(**reg.options)  # what a Ray verifier actor does
     judge_once(rebuilt, EXPLAIN)
     assert models(judges["mixture"]) == ["big-model"]
+
+
+# -- attacks ---------------------------------------------------------------------------------
+
+
+def test_a_lock_pins_the_mixtures_judges_so_a_locked_run_with_other_judges_is_refused(
+    tmp_path, monkeypatch, reg, judges
+):
+    from rlhub.hub.publish.lock import check_lock, mixture_lock, write_lock
+
+    configure(tmp_path, monkeypatch, judges)
+    locked = mixture(tmp_path, {"default": "big"})
+    lock = write_lock(mixture_lock(locked, reg), tmp_path / "rlhub.lock")
+    assert check_lock(lock, reg, locked) == []
+    assert check_lock(lock, reg, mixture(tmp_path, {"default": "grader"}, "other.yaml")) == [
+        "mixture: judges.default changed from 'big' to 'grader'"]
+    assert check_lock(lock, reg, mixture(tmp_path, None, "none.yaml")) == [
+        "mixture: judges.default changed from 'big' to None"]
+    plain = write_lock(mixture_lock(mixture(tmp_path, None, "none.yaml"), reg),
+                       tmp_path / "plain.lock")  # a lock of a mixture choosing no judges
+    assert "judges" not in json.loads(plain.read_text())["mixture"]["config"]
+
+
+def test_a_worker_process_gets_the_key_variable_of_every_judge_the_mixture_names(
+    tmp_path, monkeypatch, reg, judges
+):
+    from rlhub.hub.server.pool import RLHUB_ENV_VARS
+    from rlhub.verifiers.routes import JudgeRoutes
+
+    configure(tmp_path, monkeypatch, judges, api_key_env="BIG_KEY")
+    monkeypatch.setenv("BIG_KEY", "sk-big")
+    routes = JudgeRoutes({"default": "big", "rubric": {"url": judges["env"].url, "model": "m"}})
+    assert routes.key_variables() == ["BIG_KEY", "RLHUB_JUDGE_API_KEY"]
+    assert "RLHUB_CACHE" in RLHUB_ENV_VARS  # actors find the derived files the driver made
+
+
+def test_no_key_value_is_kept_in_registry_options_a_lock_or_a_judge_failure(
+    tmp_path, monkeypatch, reg, judges
+):
+    from rlhub.hub.publish.lock import dumps, mixture_lock
+
+    secret = "sk-the-users-own-secret"
+    configure(tmp_path, monkeypatch, judges, api_key_env="BIG_KEY")
+    monkeypatch.setenv("BIG_KEY", secret)
+    monkeypatch.setenv("MIX_KEY", secret)
+    dead = {"url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "MIX_KEY",
+            "retries": 0, "timeout_s": 1}
+    mix = mixture(tmp_path, {"default": "big", "rubric": dead})
+    reg.use_judges(mixture_judges(mix, reg))
+    domain = reg.get(GRADED)
+    task = domain.task("test", 0, 0)
+    score = domain.verify(task, str(task.answer))
+    assert score.failure == "judge" and score.error
+    kept = [json.dumps(reg.options), dumps(mixture_lock(mix, reg)), score.error,
+            json.dumps(endpoints.STATS.snapshot())]
+    assert not [text for text in kept if secret in text]
+    assert judges["mixture"].requests == []
+
+
+@pytest.mark.parametrize("kind", ["../default", "default ", "a/b", "", "-x"])
+def test_a_judge_kind_that_is_not_a_plain_name_is_refused_by_the_schema(tmp_path, reg, kind):
+    with pytest.raises(Exception, match="judges") as err:
+        mixture_judges(mixture(tmp_path, {kind: "big"}), reg)
+    assert "does not match" in str(err.value)
