@@ -258,6 +258,8 @@ class Rollout:
         try:
             call = loop.run_in_executor(self.executor, _timed_step, episode, turn.completion)
             result, turn.verify_s = await asyncio.wait_for(call, self.verify_timeout_s)
+            # a plugin episode's own Score that cannot be kept (a component that is no number)
+            apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         except asyncio.TimeoutError:
             turn.verify_s = time.perf_counter() - start
             turn.end("verify_timeout",
@@ -267,7 +269,6 @@ class Rollout:
             turn.verify_s = time.perf_counter() - start
             turn.end("env_error", f"step() raised {type(exc).__name__}: {exc}", of_exception(exc))
             return True
-        apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         return bool(result.done) or result.observation is None
 
     def _finish(self, traj: Trajectory) -> None:

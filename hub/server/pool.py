@@ -85,11 +85,11 @@ class EpisodeRunner:
         started = time.perf_counter()
         try:
             result = self.episode.step(completion)
+            apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         except Exception as exc:  # noqa: BLE001 - an episode crash ends that episode, as data
             turn.end("env_error", f"step() raised {type(exc).__name__}: {exc}", of_exception(exc))
             return self._crashed(turn, started)
         verify_ms = (time.perf_counter() - started) * 1e3
-        apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
         self.turns.append(turn)
         self.done = bool(result.done) or result.observation is None \
             or len(self.turns) >= self.max_turns

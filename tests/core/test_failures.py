@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 import toyplug
 
-from rlhub import (FAILURES, TRAINABLE, Domain, Manifest, SandboxError, Score, Task, Verdict,
-                   is_trainable)
+from rlhub import (FAILURES, TRAINABLE, Domain, Manifest, SandboxError, Score, StepResult, Task,
+                   Verdict, is_trainable)
 from rlhub.errors import LabelError
 from rlhub.rollout import Rollout, RolloutJob, Trajectory, Turn
 from rlhub.store import SCHEMA, TrajectoryStore, trajectory_row
@@ -121,6 +121,16 @@ def test_a_crashing_episode_start_is_the_verifiers_fault():
     domain.start = raising(RuntimeError("no state"))
     traj = play(domain)
     assert (traj.status, traj.failure) == ("env_error", "verifier")
+
+
+def test_an_episode_score_that_cannot_be_stored_is_the_verifiers_fault_not_a_crashed_run():
+    domain = make(lambda t, c: Verdict({}, True))
+    episode = domain.start(domain.task("train", 0, 0))
+    episode.step = lambda completion: StepResult(None, Score(1.0, {"correct": "high"}, True), True)
+    domain.start = lambda task: episode
+    traj = play(domain)
+    assert (traj.status, traj.failure, traj.passed) == ("env_error", "verifier", False)
+    assert "could not convert string to float: 'high'" in traj.turns[0].score.error
 
 
 def test_a_wrong_then_right_trajectory_has_no_failure():
