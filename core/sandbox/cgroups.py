@@ -29,10 +29,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# Per version: files the worker writes or reads in each slot (chowned to it), and the slot's
-# cgroup.procs that its children write themselves into.
+# Per version: files the worker writes or reads in each slot (chowned to it), and the file its
+# children write themselves into: under v1 ``tasks``, because a thread moving itself alone skips
+# the kernel's global threadgroup lock, whose writer waits an RCU grace period and meanwhile stalls
+# every fork and exit on the machine (a job's child is single-threaded then, so it moves whole);
+# v2 moves a process into a domain cgroup only through ``cgroup.procs``.
 SLOT_FILES = {
-    1: ("cgroup.procs", "memory.limit_in_bytes", "memory.memsw.limit_in_bytes"),
+    1: ("tasks", "memory.limit_in_bytes", "memory.memsw.limit_in_bytes"),
     2: ("cgroup.procs", "memory.max", "memory.swap.max"),
 }
 PREFIX = "rlhub-sandbox-"

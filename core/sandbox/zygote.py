@@ -340,7 +340,7 @@ FDS_SPACE = socket.CMSG_SPACE(3 * 4)
 DEVNULL = -1  # the zygote's /dev/null, a job's stdin when it has none
 SECCOMP = None  # the zygote's seccomp program, when this kernel and architecture take it
 SLOT_NS = None  # the slots' namespaces (SlotNamespaces), made by the worker before the zygote
-CGROUP_PROCS = []  # per slot, the zygote's fd of its memory cgroup's cgroup.procs
+CGROUP_PROCS = []  # per slot, the zygote's fd of the file that joins its memory cgroup
 MAIN = types.ModuleType("__main__")
 COMPILED = {}  # source -> code object, for the programs the host says are sent often
 
@@ -429,12 +429,14 @@ def seccomp_policy():
 
 
 def open_cgroup_procs():
-    """The zygote's fds of each slot's ``cgroup.procs`` (children write themselves in), or []."""
+    """The zygote's fds of the file each slot's children write themselves into (v1 ``tasks``,
+    v2 ``cgroup.procs``: see ``cgroups.SLOT_FILES`` for why), or []."""
     root = CONFIG.get("cgroup")
     if not root:
         return []
+    name = "tasks" if CONFIG.get("cgroup_version") == 1 else "cgroup.procs"
     try:
-        return [os.open(f"{root}/s{i}/cgroup.procs", os.O_WRONLY) for i in range(CONFIG["slots"])]
+        return [os.open(f"{root}/s{i}/{name}", os.O_WRONLY) for i in range(CONFIG["slots"])]
     except OSError as exc:
         os.write(2, f"rlhub sandbox: no memory cgroup for jobs: {exc}\n".encode())
         return []
