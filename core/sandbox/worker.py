@@ -25,7 +25,9 @@ network namespace where the host asks (``isolation.py``), then forks the zygote.
   ``setsid`` and double forks come back to it and are reaped), removes every System V IPC object
   left in the slot's namespace, and reads the slot's OOM-kill count.
 * It answers with a JSON header (exit status, signal, flags, cpu, rss, leftovers, OOM kill) and
-  the captured output.
+  the captured output. Where each job has a mount namespace, the slot is free again once the
+  releaser thread has torn that namespace (and the job's tmpfs) down: a teardown waits for an RCU
+  grace period, which the result need not wait for.
 
 Frames are ``u32 big-endian header length | header JSON | blobs``. The worker ignores the usual
 terminating signals; it exits when its input closes or the zygote dies.
@@ -129,7 +131,8 @@ class Slot:
         self.index = index
         base = CONFIG["uid_base"]
         self.uid = None if base is None else base + index
-        self.busy = False  # a spare or a job holds it
+        self.busy = False  # a spare, a job or its mount namespace (being torn down) holds it
+        self.ctl = None  # the control socket of its child
         self.pid = None  # known once the zygote says so
         self.job = None
         self.dir = None
@@ -161,6 +164,7 @@ class Worker:
 
     def __init__(self, rfd, wfd, zygote, zygote_pid, memory=None):
         self.rfd, self.wfd = rfd, wfd
+        self.releaser = Releaser() if CONFIG["mount_ns"] else None
         self.zygote, self.zygote_pid = zygote, zygote_pid
         self.memory = memory  # SlotMemory, or None where jobs have no memory cgroup
         self.slots = [Slot(i) for i in range(CONFIG["slots"])]
@@ -170,6 +174,8 @@ class Worker:
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.rfd, selectors.EVENT_READ, "host")
         self.sel.register(zygote.fileno(), selectors.EVENT_READ, "zygote")
+        if self.releaser is not None:
+            self.sel.register(self.releaser.done_r, selectors.EVENT_READ, "released")
 
     # spares ---------------------------------------------------------------------------------------
     def make_spare(self):
@@ -183,7 +189,7 @@ class Worker:
         err_r, err_w = os.pipe()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         slot.seq += 1
-        slot.busy, slot.pid = True, None
+        slot.busy, slot.pid, slot.ctl = True, None, parent
         slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}-{slot.seq}"
         if CONFIG.get("slot_tmpfs"):  # a tmpfs of its own per slot, made by the container
             slot.dir = f"{CONFIG['jobs_dir']}/s{slot.index}/j{slot.seq}"
@@ -253,7 +259,6 @@ class Worker:
                 job.dispatched = True
             except OSError:
                 pass  # the spare dies or was never told: its exit reports an infrastructure error
-            ctl.close()
             for fd in mem:
                 os.close(fd)
         self.make_spare()
@@ -371,13 +376,29 @@ class Worker:
             self.report(job, status, cpu_s, max_rss_kb, leftovers, oom and job.dispatched)
         if not CONFIG["mount_ns"]:
             remove_tree(slot.dir)
-        slot.busy, slot.pid, slot.job = False, None, None
+        slot.pid, slot.job = None, None
+        self.release(slot)
+        self.dispatch()
+
+    def release(self, slot):
+        """Free ``slot`` once nothing of its last child holds memory charged to it: at once, or,
+        where each job has a mount namespace (its child sent a reference on its control socket),
+        when the releaser thread has closed that socket and so torn the namespace down."""
+        ctl, slot.ctl = slot.ctl, None
+        if self.releaser is not None:
+            self.releaser.queue.put((slot.index, ctl))
+            return
+        ctl.close()
+        slot.busy = False
+
+    def on_released(self):
+        for index in self.releaser.done():
+            self.slots[index].busy = False
         self.dispatch()
 
     def drop_spare(self, slot):
         if self.spare is not None and self.spare[0] is slot:
-            _, ctl, out_r, err_r = self.spare
-            ctl.close()
+            _, _, out_r, err_r = self.spare
             os.close(out_r)
             os.close(err_r)
             self.spare = None
@@ -444,6 +465,8 @@ class Worker:
                         self.read_frame()
                     elif key.data == "zygote":
                         self.on_zygote()
+                    elif key.data == "released":
+                        self.on_released()
                     else:
                         job = self.by_fd.get(key.fd)
                         if job is not None:
@@ -451,6 +474,33 @@ class Worker:
                 self.expire()
         except EOFError:  # the host closed our input, or the zygote died
             self.kill_all()
+
+
+class Releaser:
+    """A thread that closes finished children's control sockets, and with them the references to
+    their mount namespaces in flight there: a namespace's teardown waits for an RCU grace period,
+    which no result has to wait for. Each closed socket's slot index comes back on a pipe."""
+
+    def __init__(self):
+        # Imported here, in the worker only: in the zygote, threading's fork hooks would run in
+        # every process a job forks (copy-on-write pages that count against the job's memory).
+        import queue
+        import threading
+
+        self.queue = queue.SimpleQueue()  # (slot index, control socket)
+        self.done_r, self.done_w = os.pipe()
+        threading.Thread(target=self.run, name="releaser", daemon=True).start()
+
+    def run(self):
+        while True:
+            index, ctl = self.queue.get()
+            ctl.close()
+            os.write(self.done_w, index.to_bytes(4, "big"))
+
+    def done(self):
+        """The slots released since the last call (4-byte records: a read never splits one)."""
+        data = os.read(self.done_r, 4096)
+        return [int.from_bytes(data[i : i + 4], "big") for i in range(0, len(data), 4)]
 
 
 def remove_tree(path):

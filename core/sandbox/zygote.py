@@ -90,8 +90,8 @@ WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, 
 def child_main(index, uid, workdir, ctl, out_w, err_w):
     """Sandbox this fresh child of the zygote for a slot, wait for its job and run it."""
     try:
-        child_prepare(index, uid, workdir, ctl, out_w, err_w)
         sock = _socket.socket(fileno=ctl)
+        child_prepare(index, uid, workdir, sock, out_w, err_w)
         header, ancillary, _, _ = sock.recvmsg(1 << 16, FDS_SPACE)
         if not header:
             os._exit(0)
@@ -116,7 +116,7 @@ def child_main(index, uid, workdir, ctl, out_w, err_w):
     os._exit(0)
 
 
-def child_prepare(index, uid, workdir, ctl, out_w, err_w):
+def child_prepare(index, uid, workdir, sock, out_w, err_w):
     """What only this child can do before its job is known; the rest the zygote did once."""
     os.setpgid(0, 0)
     _signal.set_wakeup_fd(-1)
@@ -134,6 +134,7 @@ def child_prepare(index, uid, workdir, ctl, out_w, err_w):
             libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
             "mount tmpfs /tmp",
         )
+        hand_over_mount_ns(sock)
     else:
         os.mkdir(workdir, 0o700)
         if uid is not None:
@@ -146,11 +147,21 @@ def child_prepare(index, uid, workdir, ctl, out_w, err_w):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    close_all_but((ctl,))  # namespace and cgroup fds included
+    close_all_but((sock.fileno(),))  # namespace and cgroup fds included
     os.chdir(workdir)
     if SECCOMP is not None:
         install_seccomp(SECCOMP)
     gc.enable()
+
+
+def hand_over_mount_ns(sock):
+    """Send the worker a reference to this child's mount namespace on its control socket.
+
+    Tearing a mount namespace down waits for an RCU grace period; held by the worker, this one
+    (with the job's tmpfs) is torn down after the job's result is out, not in the job's exit."""
+    fd = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    sock.sendmsg([b"ns"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fd.to_bytes(4, sys.byteorder))])
+    os.close(fd)
 
 
 def close_all_but(keep):

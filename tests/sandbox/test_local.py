@@ -320,3 +320,32 @@ def test_without_namespaces_per_slot_jobs_are_denied_ipc_and_sockets_instead() -
         assert not {"private_ipc", "private_sockets"} & set(result.missing)
     finally:
         backend.close()
+
+
+def test_a_jobs_files_no_longer_count_against_its_slots_memory_once_the_next_job_runs() -> None:
+    # One slot, so the second job runs where the first one filled its work dir; the worker frees
+    # a slot only once the first job's mount namespace (and its tmpfs) is torn down.
+    backend = LocalBackend(workers=1, slots=1)
+    try:
+        assert backend.cgroups is not None, backend.info()["why"]
+        filled = backend.run(ExecRequest(code="open('fill', 'wb').write(b'x' * (48 << 20))"))
+        assert filled.status == "ok", filled
+        slot = backend.pools[(False, ())][0].group / "s0"  # type: ignore[union-attr]
+        future = backend.submit(ExecRequest(
+            code="import time\nprint(time.time(), flush=True)\ntime.sleep(1.5)"))
+        readings = []
+        while not future.done():
+            readings.append((time.time(), int((slot / "memory.usage_in_bytes").read_text())))
+            time.sleep(0.05)
+        started = float(future.result().stdout)
+        during = [usage for at, usage in readings if at > started + 0.1]
+        assert during and max(during) < 32 << 20, (started, readings)
+    finally:
+        backend.close()
+
+
+def test_a_job_starts_without_the_modules_the_worker_imports_for_itself(local) -> None:
+    # threading's fork hooks would run in every process a job forks, at the job's memory's cost.
+    result = local.run(ExecRequest(
+        code="import sys\nprint(sorted({'threading', 'queue'} & set(sys.modules)))"))
+    assert (result.status, result.stdout) == ("ok", "[]\n"), result
