@@ -12,7 +12,8 @@ the loop writes after every fork, most of a job's CPU time.
 
 A *child* is forked for a free slot ahead of its job (a spare). It puts itself in its own process
 group, enters its slot's IPC and network namespaces and memory cgroup, gets a private mount
-namespace with a fresh tmpfs on ``/tmp`` (its work dir) or a fresh 0700 directory, points
+namespace with a fresh tmpfs on ``/tmp`` (its work dir; the worker gets a reference, so that the
+namespace is torn down off the job's path) or a fresh 0700 directory, points
 stdout/stderr at pipes read by the worker, switches to the slot's own uid (a uid no other running
 job has: signals, ``/proc`` and files of other jobs are out of reach and RLIMIT_NPROC counts this
 job alone), installs the seccomp filter and blocks on a control socket. Given its job it lowers
