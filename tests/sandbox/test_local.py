@@ -3,10 +3,12 @@ and recovery from a dead worker."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import platform
-import signal
 import shutil
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -349,3 +351,47 @@ def test_a_job_starts_without_the_modules_the_worker_imports_for_itself(local) -
     result = local.run(ExecRequest(
         code="import sys\nprint(sorted({'threading', 'queue'} & set(sys.modules)))"))
     assert (result.status, result.stdout) == ("ok", "[]\n"), result
+
+
+def test_concurrent_callers_and_a_batch_each_get_their_own_results(local) -> None:
+    # Callers of run() read the stream themselves in turn, the reader thread reads for the batch.
+    def job(tag: str) -> ExecRequest:
+        return ExecRequest(code=f"import time\ntime.sleep(0.01 * {len(tag) % 5})\nprint({tag!r})")
+
+    got: dict[str, str] = {}
+    threads = [threading.Thread(target=lambda t=f"run{i}": got.__setitem__(
+        t, local.run(job(t)).stdout)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    batch = asyncio.run(local.run_batch([job(f"batch{i}") for i in range(6)]))
+    for thread in threads:
+        thread.join()
+    assert got == {f"run{i}": f"run{i}\n" for i in range(6)}
+    assert [r.stdout for r in batch] == [f"batch{i}\n" for i in range(6)]
+
+
+def test_a_worker_that_stops_answering_times_out_and_its_late_result_is_still_read(
+    monkeypatch,
+) -> None:
+    backend = LocalBackend(workers=1, slots=2)
+    try:
+        assert backend.run(ExecRequest(code="print(1)")).status == "ok"
+        worker = backend.pools[(False, ())][0]
+        assert worker is not None
+        monkeypatch.setattr("rlhub.sandbox.local.GRACE_S", 0.5)
+        pid = worker.proc.pid  # bubblewrap; below it, bubblewrap's init, then the worker
+        while "python" not in Path(f"/proc/{pid}/comm").read_text():
+            pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            late = backend.run(ExecRequest(code="print('late')", limits=Limits(wall_s=0.5)))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert (late.status, late.detail) == ("infra_error",
+                                              "the sandbox worker did not answer in time"), late
+        assert worker.channel.alive
+        after = backend.run(ExecRequest(code="print('after')"))
+        assert (after.status, after.stdout) == ("ok", "after\n"), after
+        assert not worker.channel.pending  # the late result was read by the reader thread
+    finally:
+        backend.close()
