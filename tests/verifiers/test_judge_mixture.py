@@ -216,6 +216,8 @@ def test_a_key_variable_that_is_not_set_is_refused_before_the_run(tmp_path, monk
 @pytest.mark.parametrize(("entry", "found"), [
     ({"url": "http://127.0.0.1:1/v1"}, "expected the field(s) 'model', found none"),
     ({"url": "file:///etc/passwd", "model": "m"}, "'file:///etc/passwd' does not match"),
+    # credentials in the URL would reach the lock, logs and errors: the key has its variable
+    ({"url": "http://me:sk-secret@127.0.0.1:1/v1", "model": "m"}, "does not match"),
     ({"url": "http://127.0.0.1:1/v1", "model": "m", "headers": {"x": "y"}},
      "found unknown 'headers'"),
 ])
