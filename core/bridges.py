@@ -212,16 +212,17 @@ class GameCache:
         return game.fork()
 
 
-def table_differences(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
-    """One line per difference between two catalogs: top-level ``keys``, domain rows (by
-    ``env_id``) and left-out entries."""
+def table_differences(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...],
+                      row_key: str = "env_id") -> list[str]:
+    """One line per difference between two catalogs: top-level ``keys``, domain rows (by their
+    ``row_key`` field) and left-out entries."""
     lines = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in keys
              if old.get(key) != new.get(key)]
-    rows = [{r["env_id"]: r for r in table["domains"]} for table in (old, new)]
+    rows = [{r[row_key]: r for r in table["domains"]} for table in (old, new)]
     for kind, (was, now) in (("domain", rows), ("left out", (old["left_out"], new["left_out"]))):
-        for env_id in sorted(was.keys() | now.keys()):
-            if was.get(env_id) != now.get(env_id):
-                lines.append(f"{kind} {env_id}: {was.get(env_id)} -> {now.get(env_id)}")
+        for name in sorted(was.keys() | now.keys()):
+            if was.get(name) != now.get(name):
+                lines.append(f"{kind} {name}: {was.get(name)} -> {now.get(name)}")
     return lines
 
 

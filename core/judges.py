@@ -28,17 +28,16 @@ def mixture_judges(source: str | os.PathLike[str] | dict[str, Any], registry: Re
     :param registry: Expands the mixture's globs and holds the manifests that declare kinds.
     :param origin: The file ``source`` was read from, when it is a dict read by the caller.
     """
-    from rlhub.mixture import load_mixture, read_mixture
+    from rlhub.mixture import load_mixture
 
-    domains = load_mixture(source, registry)["domains"]  # validated, globs expanded
-    raw, where = read_mixture(source)
-    path = origin if origin is not None else (None if isinstance(source, dict) else source)
-    where = f"mixture file {path}" if path is not None else where
-    section = raw.get("judges")
+    mixed = load_mixture(source, registry)  # read once: validated, globs expanded, judges kept
+    section = mixed.get("judges")
     if not section:
         return JudgeRoutes()
+    path = origin if origin is not None else (None if isinstance(source, dict) else source)
+    where = f"mixture file {path}" if path is not None else "mixture config"
     _refuse_pulled(path, where, list(section))
-    declared = declared_kinds(registry, domains)
+    declared = declared_kinds(registry, mixed["domains"])
     for kind, spec in section.items():
         _check_route(kind, spec, declared, f"{where}: field judges.{kind}")
     return JudgeRoutes(dict(section), where)

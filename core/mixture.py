@@ -83,7 +83,7 @@ def load_mixture(source: str | os.PathLike[str] | dict[str, Any],
         (then globs are an error).
     :raise SchedulerError: naming the field, what was expected and what was found.
     """
-    raw, where = read_mixture(source)
+    raw, where = _read(source)
     validate(raw, where)
     entries = _entries(raw)
     ids = _expand(entries, registry, where)
@@ -174,8 +174,7 @@ def _article(word: str) -> str:
 # -- reading and expansion -------------------------------------------------------------------
 
 
-def read_mixture(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
-    """The raw mixture (unvalidated) and how messages name it (``mixture file PATH``)."""
+def _read(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
     if isinstance(source, dict):
         return copy.deepcopy(source), "mixture config"
     path = Path(source)

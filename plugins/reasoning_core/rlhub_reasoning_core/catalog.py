@@ -184,14 +184,9 @@ def probe(name: str, seeds: list[int]) -> dict[str, Any]:
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """One line per difference between two tables."""
-    lines = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in ("reasoning_core", "license")
-             if old.get(key) != new.get(key)]
-    rows = [{r["task"]: r for r in table["domains"]} for table in (old, new)]
-    for kind, (was, now) in (("domain", rows), ("left out", (old["left_out"], new["left_out"]))):
-        for name in sorted(was.keys() | now.keys()):
-            if was.get(name) != now.get(name):
-                lines.append(f"{kind} {name}: {was.get(name)} -> {now.get(name)}")
-    return lines
+    from rlhub.bridges import table_differences
+
+    return table_differences(old, new, ("reasoning_core", "license"), row_key="task")
 
 
 def main(argv: list[str] | None = None) -> int:
