@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 OPENENV_VENV := .venv-openenv
 OPENENV ?= openenv==0.10.0
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-slow bench clean
 
 setup: $(STAMP)
 
@@ -40,7 +40,11 @@ demo: setup
 	$(BIN)/rlhub report runs/demo/eval
 
 test: setup
-	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q -n 3 --dist loadgroup
+	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q -n 3 --dist loadgroup -m "not slow"
+
+# The tests marked slow (whole families of which `make test` keeps a fast sample).
+test-slow: setup
+	$(BIN)/pytest -q -n 3 --dist loadgroup -m slow
 
 bench: setup
 	for b in discovery verifiers sandbox server scheduler; do $(BIN)/python bench/$$b.py || exit 1; done

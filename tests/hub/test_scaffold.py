@@ -123,7 +123,6 @@ def installed_here(distribution: str) -> bool:
     return distribution in {d.metadata["Name"] for d in importlib.metadata.distributions()}
 
 
-@pytest.mark.slow
 def test_a_scaffolded_plugin_installs_passes_check_and_round_trips_as_a_trusted_wheel(
     tmp_path, scaffolded
 ):

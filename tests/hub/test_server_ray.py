@@ -30,7 +30,7 @@ from rlhub.hub.openrlhf.export import label_of
 from rlhub.hub.server.process import ServerProcess
 from tests.sandbox.conftest import host_processes_with
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = pytest.mark.ray
 PROMPT = "user: solve\nassistant: "
 RAY = str(Path(sys.executable).parent / "ray")
 

@@ -143,7 +143,6 @@ def test_the_scheduler_and_the_refills_never_see_a_fault(registry):
     assert all(t.domain == "fault/verifier-v1" for t in source.refills)
 
 
-@pytest.mark.slow
 def test_a_run_whose_sandbox_stays_down_trains_on_the_rest_and_counts_every_fault(
         registry, tmp_path):
     import json

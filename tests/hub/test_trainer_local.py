@@ -183,7 +183,6 @@ def _tb_tags(run_dir):
     return set(acc.Tags()["scalars"])
 
 
-@pytest.mark.slow
 def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
     import driftplug
     from rlhub.hub.trainer.local import LocalTrainer
@@ -249,7 +248,6 @@ def _numbers(value):
     return [float(value)] if isinstance(value, (int, float)) else []
 
 
-@pytest.mark.slow
 def test_the_same_seed_gives_the_same_summary_on_a_quiet_and_a_loaded_machine(tmp_path):
     import subprocess
     import sys

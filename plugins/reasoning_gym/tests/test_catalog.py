@@ -41,7 +41,6 @@ def test_rebuilding_the_table_gives_the_shipped_table():
     assert catalog.differences(TABLE, catalog.build(seeded=seeded)) == []
 
 
-@pytest.mark.slow
 def test_the_seeded_flags_match_two_interpreters_with_different_hash_seeds():
     assert catalog.measure_seeded(sorted(ROWS)) == {n: r["seeded"] for n, r in ROWS.items()}
 

@@ -76,7 +76,6 @@ def test_a_pushed_bundle_records_the_bridge_and_the_source_version(vf_registry, 
     assert record["domain_version"] == "1.2.0"
 
 
-@pytest.mark.slow
 def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_registry, tmp_path):
     from rlhub.hub.trainer.local import LocalTrainer
     from rlhub.store import TrajectoryStore
