@@ -5,8 +5,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 from rlhub import Manifest
 from rlhub_reasoning_gym import catalog
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 
 from rlhub.hub.server.process import ServerProcess
 
