@@ -1,11 +1,23 @@
-"""Shared helpers for the benchmarks: timing summaries and JSON output."""
+"""Shared helpers for the benchmarks: timing summaries and JSON output.
+
+Every bench prints its result through :func:`emit`, which also keeps it as
+``bench/results/<bench>.json`` with the machine it ran on and the command that reproduces it;
+BENCHMARKS.md is rendered from those files, so a figure in the docs is the last one measured.
+"""
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
+import platform
+import shlex
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
 
 
 def summary(seconds: list[float]) -> dict[str, float]:
@@ -16,6 +28,29 @@ def summary(seconds: list[float]) -> dict[str, float]:
             "p99_ms": p99 * 1e3, "mean_ms": statistics.fmean(ordered) * 1e3}
 
 
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    return {"cpus": os.cpu_count(), "memory_gib": _memory_gib(), "python": platform.python_version(),
+            "system": f"{platform.system()} {platform.release()} {platform.machine()}"}
+
+
+def _memory_gib() -> float | None:
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError):
+        return None
+
+
 def emit(result: dict[str, Any]) -> None:
+    """Print ``result`` as JSON and keep it under ``bench/results/<result["bench"]>.json``."""
     json.dump(result, sys.stdout, indent=2, default=float)
     sys.stdout.write("\n")
+    if os.environ.get("RLHUB_BENCH_NO_SAVE"):
+        return
+    kept = {**result, "command": "python " + shlex.join(["bench/" + Path(sys.argv[0]).name,
+                                                         *sys.argv[1:]]),
+            "machine": machine(),
+            "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{result['bench']}.json"
+    path.write_text(json.dumps(kept, indent=2, default=float) + "\n")
