@@ -117,17 +117,18 @@ def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Backend | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None
+def rlhub_make_scheduler(config: dict[str, Any], registry: Registry
                          ) -> SchedulerLike | None:
     """Build the domain scheduler for a mixture.
 
     :param config: The validated mixture config (``strategy``, ``domains``, ...).
-    :param registry: The registry to sample tasks from, or None for simulations.
+    :param registry: The registry to sample tasks from.
     :return: An object with the :class:`rlhub.Scheduler` API, or None to let another plugin answer.
 
-    Stops at first non-None result. Who implements: rlhub (every strategy
-    ``rlhub_scheduler_strategies`` declares, trylast) and plugins shipping a scheduler of their
-    own. When called: by ``Scheduler.from_config``.
+    Stops at first non-None result. Who implements: plugins shipping a scheduler of their own;
+    when none answers, ``Scheduler.from_config`` runs the mixture's strategy (any that
+    ``rlhub_scheduler_strategies`` declares) in the built-in :class:`rlhub.Scheduler`. When
+    called: by ``Scheduler.from_config``.
     """
 
 

@@ -106,7 +106,9 @@ def string_refs(module: str, path: Path) -> list[Edge]:
 
 
 # Entry points: the only modules that may look the process registry up (``rlhub.registry()``).
-ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.hub.bridges.verifiers_env")
+# ``Scheduler.from_config`` is one: a user's script passes it a mixture and nothing else.
+ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.hub.bridges.verifiers_env",
+                "rlhub.scheduler.core")
 
 
 def registry_lookups(module: str, path: Path) -> list[str]:
