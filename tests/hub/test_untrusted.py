@@ -247,7 +247,7 @@ def test_a_compressed_dataset_that_expands_past_the_cap_is_refused_before_it_is_
         domain.task("test", 0, 0)
     assert str(err.value) == (
         f"domain 'mydata/double-v1': dataset {folder / 'rows.jsonl.gz'}: expected at most 1048576 "
-        f"bytes once decoded (max_bytes, datasets: in {config}), found more after 516 rows; split "
+        f"bytes once decoded (max_bytes, datasets: in {config}), found more after 513 rows; split "
         "it into several domains or raise the cap"
     )
 
