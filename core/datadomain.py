@@ -15,37 +15,36 @@ rows are read only when the domain is first used.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from rlhub.domain import Domain
 from rlhub.errors import ManifestError
+from rlhub.gradingdata import answer_problems, spec_problems
+from rlhub.installs import INSTALL_RECORD, read_record
 from rlhub.manifest import Manifest, schema_errors
 from rlhub.task import Task, task_id
+from rlhub.yamldata import YamlRefused, load_yaml
 
 if TYPE_CHECKING:
     from rlhub.datasets import Rows
     from rlhub.trust import UntrustedEnv
 
-INSTALL_RECORD = ".rlhub-pull.json"  # what `rlhub pull` writes in each installed environment
 GOLD_FROM_ANSWER = {"exact": "{answer}", "math": "The answer is \\boxed{{{answer}}}."}
 
 
 def read_domain_file(path: Path) -> dict[str, Any]:
     """Parse and validate a domain file; errors name the file and the field."""
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"domain file {path}: expected YAML, found a syntax error: {exc}") from exc
+        raw = load_yaml(path.read_text())
+    except YamlRefused as exc:
+        raise ManifestError(f"domain file {path}: {exc}") from None
     errors = schema_errors("domainfile", raw)
     if errors:
         domain = raw.get("id", "<no id>") if isinstance(raw, dict) else "<not a mapping>"
@@ -55,10 +54,12 @@ def read_domain_file(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class PulledEnv:
-    """The pulled environment a domain file belongs to, and whether it was pulled with trust."""
+    """The pulled environment a domain file belongs to, whether it was pulled with trust, and
+    the probe classes its pull found each domain hackable by (``{domain id: [class]}``)."""
 
     name: str
     trusted: bool
+    hackable: dict[str, list[str]] = field(default_factory=dict)
 
 
 def pulled_env(path: str | Path, home: Path) -> PulledEnv | None:
@@ -90,13 +91,11 @@ def recorded_env(path: str | Path) -> PulledEnv | None:
 
 def _recorded(folder: Path) -> PulledEnv:
     """``folder``'s environment, trusted only if its install record says so."""
-    try:
-        record = json.loads((folder / INSTALL_RECORD).read_text())
-    except (OSError, ValueError):
-        record = {}
-    if not isinstance(record, dict):
-        record = {}
-    return PulledEnv(str(record.get("name") or folder.parent.name), record.get("trusted") is True)
+    record = read_record(folder)
+    marks = record.get("hackable") if isinstance(record.get("hackable"), dict) else {}
+    return PulledEnv(str(record.get("name") or folder.parent.name), record.get("trusted") is True,
+                     {str(k): [str(c) for c in v] for k, v in marks.items()
+                      if isinstance(v, list)})
 
 
 def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> Manifest:
@@ -111,6 +110,9 @@ def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> 
     raw = read_domain_file(path)
     if untrusted is not None:
         refuse_untrusted(raw, untrusted, f"domain file {path}")
+    grading = spec_problems(raw["verifier"])
+    if grading:
+        raise ManifestError(f"domain file {path}, domain {raw['id']!r}: " + "; ".join(grading))
     verifier = raw["verifier"] if isinstance(raw["verifier"], dict) else {"name": raw["verifier"]}
     name = verifier["name"]
     reward = raw.get("reward") or DEFAULT_REWARDS.get(name)
@@ -240,6 +242,16 @@ class DataDomain(Domain):
                 self._orders.popitem(last=False)
         return order
 
+    def _check_answer(self, answer: Any, row_id: Any, index: int) -> None:
+        """A row's schema that refers outside itself is refused naming the domain and row
+        (``rlhub pull`` checks every row, and its patterns too, before installing)."""
+        if not isinstance(answer, dict):
+            return
+        where = f"domain {self.id!r}, row {row_id if row_id is not None else index}"
+        problems = answer_problems(self.manifest.data["verifier"], answer, where, patterns=False)
+        if problems:
+            raise ManifestError("; ".join(problems))
+
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         raise NotImplementedError  # tasks come from rows; see task()
 
@@ -249,6 +261,7 @@ class DataDomain(Domain):
         row = rows[self._order(split, seed, len(rows))[index % len(rows)]]
         f = self.params["fields"]
         answer = row.get(f["answer"]) if "answer" in f else None
+        self._check_answer(answer, row.get(f.get("id", "")), index)
         meta = row_tests(row, f, rid_hint=f"{self.id} row {row.get(f.get('id', ''), index)}")
         gold = row.get(f["gold"]) if "gold" in f else None
         template = GOLD_FROM_ANSWER.get(self.manifest.data["verifier"]["name"])

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from rlhub.jsonschemas import patterns, remote_problem
+from rlhub.jsonschemas import patterns as schema_patterns
+from rlhub.jsonschemas import remote_problem
 from rlhub.verifiers.patterns import check_pattern
 
 
@@ -53,24 +54,25 @@ def spec_problems(spec: Any) -> list[str]:
     return problems
 
 
-def answer_problems(spec: Any, answer: Any, where: str) -> list[str]:
-    """One line per schema or pattern in one row's ``answer`` that rlhub refuses."""
+def answer_problems(spec: Any, answer: Any, where: str, *, patterns: bool = True) -> list[str]:
+    """One line per schema or pattern in one row's ``answer`` that rlhub refuses (schemas only
+    with ``patterns=False``)."""
     problems: list[str] = []
     for name, options, _ in parts(spec):
-        if name == "regex" and "pattern" not in options and answer is not None:
+        if patterns and name == "regex" and "pattern" not in options and answer is not None:
             problems += _pattern(str(answer), f"{where}: answer")
         if name == "json-schema" and "schema" not in options:
-            problems += schema_problems(answer, f"{where}: answer")
+            problems += schema_problems(answer, f"{where}: answer", patterns=patterns)
     for path, schema in _schema_values(answer, "answer"):
-        problems += schema_problems(schema, f"{where}: {path}")
+        problems += schema_problems(schema, f"{where}: {path}", patterns=patterns)
     return problems
 
 
-def schema_problems(schema: Any, where: str) -> list[str]:
+def schema_problems(schema: Any, where: str, *, patterns: bool = True) -> list[str]:
     """A schema that refers outside itself, and each of its patterns that is refused."""
     remote = remote_problem(schema, where)
     problems = [remote] if remote else []
-    for pattern in patterns(schema):
+    for pattern in schema_patterns(schema) if patterns else ():
         problems += _pattern(pattern, f"{where}, a schema pattern")
     return problems
 

@@ -41,7 +41,7 @@ def unresolved_refs(schema: Any) -> list[str]:
     """Every ``$ref``/``$dynamicRef`` of ``schema`` that does not resolve inside it (nor to a
     JSON Schema meta-schema), in document order; a schema nested too deeply for the walk is one
     problem too."""
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or not _mentions(schema, REF_KEYWORDS):
         return []
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS
     from referencing.jsonschema import DRAFT202012
@@ -75,7 +75,7 @@ def _unresolved(resource: Any, resolver: Any) -> Iterator[str]:
 
 def patterns(schema: Any) -> list[str]:
     """The regular expressions of ``schema``'s ``pattern`` and ``patternProperties`` keywords."""
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or not _mentions(schema, ("pattern", "patternProperties")):
         return []
     from referencing.jsonschema import DRAFT202012
 
@@ -96,6 +96,20 @@ def _patterns(resource: Any, found: list[str]) -> None:
             found += [p for p in contents["patternProperties"] if isinstance(p, str)]
     for sub in resource.subresources():
         _patterns(sub, found)
+
+
+def _mentions(value: Any, keys: tuple[str, ...]) -> bool:
+    """Whether any mapping inside ``value`` has one of ``keys`` (a quick walk, no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(k in item for k in keys):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def remote_problem(schema: Any, where: str) -> str | None:

@@ -44,9 +44,10 @@ def schema(name: str) -> dict[str, Any]:
 
 @functools.cache
 def _validator(name: str) -> Any:
-    import jsonschema  # deferred: a listing whose manifests are all known valid never imports it
+    from rlhub.jsonschemas import validator  # deferred: a listing of known-valid manifests
+                                             # never imports jsonschema
 
-    return jsonschema.Draft202012Validator(schema(name))
+    return validator(schema(name))
 
 
 class ValidCache:

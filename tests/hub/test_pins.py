@@ -100,7 +100,7 @@ def test_a_tag_moved_on_the_hub_is_refused_unless_update(hub, repo, data_registr
         f"{first['bundle']} (resolved {first['commit']}), but it now resolves to bundle "
         f"{second['bundle']} ({second['commit']}): the tag moved"
     ) in refused.stderr
-    assert installed(home()) == [home() / "envs" / "mydata" / "v1"]
+    assert installed(home()) == [home() / "envs" / "mydata" / first["bundle"]]
     accepted = cli("pull", f"hf://{repo}@v1", "--update", "--json")
     assert accepted.exit_code == 0, accepted.output
     assert json.loads(accepted.stdout)["resolved"] == second["commit"]
