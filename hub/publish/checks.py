@@ -77,16 +77,11 @@ def read_domain_files(bundle: Bundle) -> dict[str, dict[str, Any]]:
         try:
             raw = read_domain_file(bundle.root / rel)
         except RlhubError as exc:
-            raise IntegrityError(f"bundle file {rel}: {_after_path(str(exc))} {REFUSED}") from None
+            detail = str(exc).removeprefix(f"domain file {bundle.root / rel}").lstrip(",: ")
+            raise IntegrityError(f"bundle file {rel}: {detail} {REFUSED}") from None
         _check_dataset(rel, raw["dataset"], files)
         parsed[rel] = raw
     return parsed
-
-
-def _after_path(message: str) -> str:
-    """A domain-file error without its scratch path (``domain file /tmp/...: rest``)."""
-    head, sep, rest = message.partition(": ")
-    return rest if sep and head.startswith("domain file ") else message
 
 
 def _check_dataset(rel: str, dataset: str, files: set[str]) -> None:

@@ -114,6 +114,7 @@ def pull(
     from rlhub.userconfig import load_user_config
 
     config = config or load_user_config()
+    registry = registry or Registry()
     parsed = parse_ref(ref)
     pins = Pins(options.project_lock) if options.project_lock is not None else None
     home = rlhub_home()
@@ -121,8 +122,8 @@ def pull(
     log = CheckLog()
     try:
         with tempfile.TemporaryDirectory(dir=home / "tmp", prefix="pull-") as scratch:
-            bundle, fetched, marks = _checked(parsed, options, pins, config, log,
-                                              registry or Registry(), home, Path(scratch))
+            bundle, fetched, marks = _checked(parsed, options, pins, config, log, registry, home,
+                                              Path(scratch))
             target = _install(bundle, fetched, parsed.url, home, Path(scratch),
                               options.trust_remote_code, marks)
     except HubError as exc:
@@ -134,7 +135,7 @@ def pull(
                              "name": bundle.name, "trusted": options.trust_remote_code})
     return PullResult(bundle.name, bundle.id, str(target), parsed.url, fetched.revision,
                       fetched.resolved, sorted(bundle.lock["domains"]),
-                      _registered(bundle, target, wheels), wheels,
+                      _registered(bundle, target, wheels, registry), wheels,
                       options.trust_remote_code, str(pins.path) if pins else None, marks,
                       log.results)
 
@@ -193,11 +194,14 @@ def _probes(bundle: Bundle, files: dict[str, dict[str, Any]], policy: ProbePolic
     return {d: r["paid"] for d, r in paid.items() if r.get("paid")}, results
 
 
-def _registered(bundle: Bundle, target: Path, wheels: list[dict[str, Any]]) -> list[str]:
-    """The bundle's domains that discovery now really takes from this installation."""
+def _registered(bundle: Bundle, target: Path, wheels: list[dict[str, Any]], registry: Registry
+                ) -> list[str]:
+    """The bundle's domains that discovery (as ``registry`` was made) now really takes from this
+    installation."""
     from rlhub.plugins import Registry
 
-    fresh = Registry()
+    fresh = Registry(autoload=registry.options["autoload"], block=registry.options["block"],
+                     project_lock=registry.options["project_lock"])
     dists = {w["distribution"] for w in wheels if w["installed"]}
     out = []
     for domain_id in sorted(bundle.lock["domains"]):
