@@ -10,14 +10,17 @@ A pull never overwrites another bundle, so a tag that moved, or another project'
 every installed bundle as it was. Discovery reads one bundle per environment (two would declare
 the same domain ids): the one the project's pins select (``rlhub-pulls.lock``, see
 :mod:`rlhub.hub.publish.pins`: the last pull of that name the project recorded), else ``current``,
-else the only one installed. A pinned bundle that is not installed, or whose installed lock no
-longer hashes to its id, is refused with both ids named, and none of that environment's domains is
-read. A pin also caps trust: a bundle the project pinned without ``--trust-remote-code`` stays
+else the only one installed. A pinned bundle that is not installed, or whose installed content
+differs from it (its lock no longer hashes to its id, or a domain file no longer matches the
+lock), is refused with both ids named, and none of that environment's domains is read; so is a
+current bundle whose content differs. (A folder copied in by hand, with no install record, is
+read untrusted and unchecked, as before.) A pin also caps trust: a bundle the project pinned without ``--trust-remote-code`` stays
 untrusted in that project whatever another project pulled.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -72,15 +75,31 @@ class Install:
     def bundle(self) -> str:
         return str(self.record.get("bundle") or "")
 
-    def lock_hash(self) -> str | None:
-        """What the installed ``rlhub.lock`` hashes to now (None if unreadable)."""
+    def _lock(self) -> dict[str, Any]:
         try:
             lock = json.loads((self.folder / LOCK_FILE).read_text())
         except (OSError, ValueError):
-            return None
-        if not isinstance(lock, dict):
-            return None
-        return sha256_json({k: v for k, v in lock.items() if k != "lock_hash"})
+            return {}
+        return lock if isinstance(lock, dict) else {}
+
+    def lock_hash(self) -> str | None:
+        """What the installed ``rlhub.lock`` hashes to now (None if unreadable)."""
+        lock = self._lock()
+        return sha256_json({k: v for k, v in lock.items() if k != "lock_hash"}) if lock else None
+
+    def differs(self) -> str | None:
+        """How the installed content differs from the bundle it was installed as, or None: its
+        lock must hash to its id, and each domain file discovery reads must match the lock."""
+        found = self.lock_hash()
+        if found != self.bundle:
+            return f"bundle {found}" if found else "no readable rlhub.lock"
+        files = self._lock().get("files") or {}
+        for path in sorted((self.folder / "domains").glob("*.y*ml")):
+            rel = f"domains/{path.name}"
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest != (files.get(rel) or {}).get("sha256"):
+                return f"bundle {found} with {rel} changed since it was installed"
+        return None
 
 
 def read_record(folder: Path) -> dict[str, Any]:
@@ -122,16 +141,21 @@ def choose(env_dir: Path, pin: Pin | None) -> Choice:
         listed = ", ".join(i.bundle[:16] or i.folder.name for i in found)
         return Choice(name, None, f"environment {name!r}: {len(found)} bundles are installed "
                       f"({listed}) and none is current; pull the one you want again")
+    differs = chosen.differs() if chosen is not None and chosen.bundle else None
+    if differs:
+        return Choice(name, None, f"environment {name!r}: the installed bundle "
+                      f"{chosen.bundle} differs from what was pulled (the installed content is "
+                      f"{differs}); none of its domains is used. Pull it again")
     return Choice(name, chosen)
 
 
 def _pinned(name: str, found: list[Install], pin: Pin, env_dir: Path) -> Choice:
     chosen = next((i for i in found if i.bundle == pin.bundle), None)
-    if chosen is not None and chosen.lock_hash() == pin.bundle:
+    differs = chosen.differs() if chosen is not None else None
+    if chosen is not None and differs is None:
         return Choice(name, chosen, trusted_by_pin=pin.trusted)
-    other = chosen.lock_hash() if chosen is not None else _read_current(env_dir) or (
-        found[0].bundle if found else None)
-    have = f"bundle {other}" if other else "no bundle"
+    other = _read_current(env_dir) or (found[0].bundle if found else None)
+    have = differs or (f"bundle {other}" if other else "no bundle")
     return Choice(name, None, f"environment {name!r}: {pin.where} pins bundle {pin.bundle}, but "
                   f"the installed content is {have}; none of its domains is used. Pull the "
                   "pinned bundle again (`rlhub pull URL@BUNDLE_ID`), or accept another with "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlhub.hub.publish.bundle import Bundle
 from rlhub.hub.publish.errors import HubError, PolicyError
-from rlhub.hub.publish.remote import Ref
+from rlhub.hub.publish.remote import Ref, remote_key
 from rlhub.installs import installs
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _other_install(env_dir: Path, ref: Ref) -> str | None:
         return None
     for install in installs(env_dir):
         installed_from = install.record.get("source")
-        if installed_from != ref.url:
+        if not isinstance(installed_from, str) or remote_key(installed_from) != remote_key(ref.url):
             return (f"an environment named {env_dir.name!r} is already installed in "
                     f"{install.folder} from {installed_from}; remove it first (`rm -r "
                     f"{env_dir}`) to install the one from {ref}")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rlhub.userconfig import UserConfig
 
 MAX_LOCK_BYTES = 16 << 20
+LOCK_FILE = "rlhub.lock"
 CHUNK = 1 << 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 REFUSED = "The bundle was refused and nothing was installed."
@@ -87,6 +88,10 @@ def check_files(files: Any, caps: BundleCaps, where: str) -> dict[str, int]:
             lock_key(rel)
         except IntegrityError as exc:
             raise IntegrityError(f"bundle at {where}: {exc}. {REFUSED}") from None
+        if rel == LOCK_FILE:
+            raise IntegrityError(f"bundle at {where}: the lock lists {LOCK_FILE} among its files "
+                                 f"(a lock cannot hash itself; a second one would replace it). "
+                                 f"{REFUSED}")
         size = info.get("size") if isinstance(info, dict) else None
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise IntegrityError(f"bundle at {where}: file {rel}: expected its size in bytes in "

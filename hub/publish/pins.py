@@ -12,7 +12,7 @@ bundle id the reference resolved to and the bundle's lock hash::
 
 A later pull of the same reference that finds another bundle is refused unless ``--update``, and
 the refusal says how to pull the pinned one (by its commit or bundle id, which never move). The
-reference is keyed by its normalised URL (:func:`rlhub.hub.publish.remote.normalise_url`), so
+reference is keyed by its normalised URL (:func:`rlhub.hub.publish.remote.remote_key`), so
 another spelling of the same remote is the same pin. Discovery reads the pins too
 (:mod:`rlhub.installs`): in this project, an environment is the bundle its last recorded pull
 pinned, whatever another project pulled since.
@@ -27,7 +27,7 @@ from typing import Any
 
 from rlhub.hub.publish.errors import HubError
 from rlhub.hub.publish.lock import LOCK_VERSION, write_lock
-from rlhub.hub.publish.remote import DEFAULT_REVISION, Ref
+from rlhub.hub.publish.remote import DEFAULT_REVISION, Ref, remote_key
 from rlhub.installs import PROJECT_LOCK
 
 __all__ = ["PROJECT_LOCK", "PinMismatch", "Pins"]
@@ -62,7 +62,7 @@ class Pins:
 
     @staticmethod
     def key(ref: Ref) -> str:
-        return f"{ref.url}@{ref.revision or DEFAULT_REVISION}"
+        return f"{remote_key(ref.url)}@{ref.revision or DEFAULT_REVISION}"
 
     def check(self, ref: Ref, bundle: str, resolved: str) -> None:
         """Raise :class:`PinMismatch` if ``ref`` is pinned to a bundle other than ``bundle``."""

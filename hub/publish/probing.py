@@ -46,15 +46,19 @@ class ProbePolicy:
                    str(section.get("hackable", cls.hackable)), f"pull: in {config.path}")
 
 
-def probe_domains(files: list[Path], policy: ProbePolicy) -> dict[str, dict[str, Any]]:
-    """``{domain id: result}`` for the domains of ``files``: ``probes`` (each class's report),
-    ``paid`` (the classes it pays) or ``skipped`` (why it was not probed)."""
+def probe_domains(files: list[Path], expected: set[str], policy: ProbePolicy
+                  ) -> dict[str, dict[str, Any]]:
+    """``{domain id: result}`` for the domains of ``files`` (which declare ``expected``):
+    ``probes`` (each class's report), ``paid`` (the classes it pays), ``skipped`` (why it was
+    not probed) or ``error`` (it could not be loaded or sampled)."""
     from rlhub.gradingdata import parts
     from rlhub.plugins import Registry
 
     registry = Registry(domain_files=files, autoload=False, installed=False)
     deadline = time.monotonic() + policy.budget_s
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, dict[str, Any]] = {
+        domain_id: {"error": f"could not be loaded to probe it: {_load_errors(registry)}",
+                    "paid": [], "probes": {}} for domain_id in expected - set(registry.ids())}
     try:
         for domain_id in registry.ids():
             names = {name for name, _, _ in parts(registry.manifest(domain_id).data["verifier"])}
@@ -71,6 +75,10 @@ def probe_domains(files: list[Path], policy: ProbePolicy) -> dict[str, dict[str,
     finally:
         registry.close()
     return results
+
+
+def _load_errors(registry: Any) -> str:
+    return "; ".join(str(e) for e in registry.errors) or "no error was reported"
 
 
 def _probe(domain: Any, n: int) -> dict[str, Any]:

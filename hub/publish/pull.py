@@ -182,7 +182,8 @@ def _checked(parsed: Ref, options: PullOptions, pins: Pins | None, config: UserC
 def _probes(bundle: Bundle, files: dict[str, dict[str, Any]], policy: ProbePolicy
             ) -> tuple[dict[str, list[str]], dict[str, Any]]:
     """Probe the bundle's domains; refuse, or mark, those that pay a probe, as ``policy`` says."""
-    results = probe_domains([bundle.root / rel for rel in files], policy)
+    results = probe_domains([bundle.root / rel for rel in files],
+                            {raw["id"] for raw in files.values()}, policy)
     paid = {d: r for d, r in results.items() if r.get("paid") or r.get("error")}
     if paid and policy.hackable != "mark":
         lines = [paid_problem(d, r) if r.get("paid") else f"domain {d}: {r['error']}"

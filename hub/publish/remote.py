@@ -95,8 +95,7 @@ def parse_ref(text: str) -> Ref:
 def normalise_url(url: str) -> str:
     """One spelling per remote, so that pins, install records and refusals agree: the scheme in
     lower case, no empty, ``.`` or trailing path part; a ``file:`` URL as its resolved absolute
-    path (``file://localhost/a/../b``, ``%20``); a Hub repo id without a ``datasets/`` prefix and
-    in lower case (the Hub's repo ids are case-insensitive)."""
+    path (``file://localhost/a/../b``, ``%20``); a Hub repo id without a ``datasets/`` prefix."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url.rstrip("/")
@@ -107,10 +106,16 @@ def normalise_url(url: str) -> str:
         path = unquote(rest.removeprefix("localhost"))
         return Path("/" + path.lstrip("/")).resolve().as_uri()
     parts = [p for p in rest.split("/") if p not in ("", ".")]
-    if scheme == "hf":
-        parts = [p.lower() for p in parts[1:] if parts[0] == "datasets"] or [p.lower() for p in
-                                                                            parts]
+    if scheme == "hf" and len(parts) == 3 and parts[0] == "datasets":
+        parts = parts[1:]
     return f"{scheme}://" + "/".join(parts)
+
+
+def remote_key(url: str) -> str:
+    """The key one remote is known by in pins and install records: its normalised URL, and a
+    Hub repo id in lower case (the Hub's repo ids are case-insensitive)."""
+    url = normalise_url(url)
+    return url.lower() if url.startswith("hf://") else url
 
 
 def check_tag(tag: str) -> str:
@@ -150,8 +155,10 @@ class FsspecRemote:
         return {n: v for n in sorted(names) if TAG_RE.match(n) and (v := self.read_ref(n))}
 
     def read_ref(self, name: str) -> str | None:
+        """The bundle id a ref names (read through no link, at most 128 bytes), or None."""
         try:
-            value = self.fs.cat_file(self._path("refs", name), end=128).decode().strip()
+            with self._open(("refs", name), f"{self.url}@{name}") as fh:
+                value = fh.read(128).decode().strip()
         except (FileNotFoundError, UnicodeDecodeError):
             return None
         return value if BUNDLE_ID_RE.match(value) else None
@@ -242,7 +249,7 @@ class FsspecRemote:
         except OSError as exc:
             if exc.errno == errno.ENOENT:
                 raise FileNotFoundError(exc.errno, exc.strerror) from None
-            rel = "/".join(parts[2:]) or "/".join(parts)
+            rel = "/".join(parts[2:] if parts[0] == "bundles" else parts)
             raise IntegrityError(
                 f"bundle at {where}: file {rel} is a symbolic link (or lies under one) or not a "
                 f"regular file; a bundle holds regular files only. {REFUSED}"

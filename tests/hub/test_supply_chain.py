@@ -471,3 +471,37 @@ def test_a_refused_pull_reports_every_check_that_ran_in_json(tmp_path, cli):
     assert report["ok"] is False and report["error"].startswith("bundle file domains/double.yaml")
     assert [(c["check"], c["ok"]) for c in report["checks"]] == [
         ("lock keys and caps", True), ("hashes", True), ("domain files", False)]
+
+
+# -- found while red-teaming this change ------------------------------------------------------
+
+
+def test_a_lock_that_lists_a_second_lock_among_its_files_is_refused(tmp_path):
+    bundle = bundle_of(tmp_path)
+    second = seal({**bundle.lock, "name": "other"})
+    url = publish(tmp_path, reseal(bundle, {"rlhub.lock": dumps(second).encode()}))
+    with pytest.raises(IntegrityError, match="the lock lists rlhub.lock among its files"):
+        quick(url)
+
+
+def test_a_ref_that_is_a_fifo_on_the_remote_is_refused_instead_of_hanging_the_pull(tmp_path):
+    url = publish(tmp_path, bundle_of(tmp_path))
+    ref = tmp_path / "remote" / "refs" / "main"
+    ref.unlink()
+    os.mkfifo(ref)  # opening it for reading would wait for a writer forever
+    with pytest.raises(IntegrityError, match=r"file refs/main is a symbolic link \(or lies "
+                       r"under one\) or not a regular file"):
+        quick(url)
+
+
+def test_an_installed_domain_file_changed_in_place_is_refused_at_discovery(tmp_path):
+    url = publish(tmp_path, bundle_of(tmp_path), tag="v1")
+    first = quick(f"{url}@v1").bundle
+    domain_file = home() / "envs" / "mydata" / first / "domains" / "double.yaml"
+    domain_file.write_text(domain_file.read_text().replace('"exact"', '"math"'))
+    registry = Registry(autoload=False)
+    assert registry.ids() == []
+    assert registry.errors[0].cause.startswith(
+        f"environment 'mydata': {Path('rlhub-pulls.lock').absolute()} pins bundle {first}, but "
+        f"the installed content is bundle {first} with domains/double.yaml changed since it was "
+        "installed; none of its domains is used.")
