@@ -1,4 +1,5 @@
-"""Peak memory of ``rlhub sample`` on small datasets that decode to gigabytes, against an honest one.
+"""Peak memory of ``rlhub sample`` on small datasets that decode to gigabytes, against an honest
+one.
 
 Each case runs ``rlhub --domains-file F sample ID -n 2`` in a fresh interpreter that reports its
 own peak resident memory (``ru_maxrss``): the baseline is an honest 50-row dataset; the bombs are

@@ -109,7 +109,8 @@ def pull(
         typer.echo(f"  pinned {result.resolved} in {result.pinned}", err=True)
     for domain_id in result.registered:
         marks = result.hackable.get(domain_id)
-        note = f" (hackable: {', '.join(marks)}, as your pull.hackable policy says)" if marks else ""
+        note = (f" (hackable: {', '.join(marks)}, as your pull.hackable policy says)"
+                if marks else "")
         typer.echo(f"  registered {domain_id}{note}", err=True)
     for wheel in result.wheels:
         if not wheel["installed"]:

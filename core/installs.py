@@ -14,7 +14,8 @@ else the only one installed. A pinned bundle that is not installed, or whose ins
 differs from it (its lock no longer hashes to its id, or a domain file no longer matches the
 lock), is refused with both ids named, and none of that environment's domains is read; so is a
 current bundle whose content differs. (A folder copied in by hand, with no install record, is
-read untrusted and unchecked, as before.) A pin also caps trust: a bundle the project pinned without ``--trust-remote-code`` stays
+read untrusted and unchecked, as before.)
+A pin also caps trust: a bundle the project pinned without ``--trust-remote-code`` stays
 untrusted in that project whatever another project pulled.
 """
 

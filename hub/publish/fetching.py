@@ -36,7 +36,8 @@ REFUSED = "The bundle was refused and nothing was installed."
 
 
 def lock_key(rel: Any) -> str:
-    """``rel`` if it is a plain relative POSIX path inside a bundle, else :class:`IntegrityError`."""
+    """``rel`` if it is a plain relative POSIX path inside a bundle; else
+    :class:`IntegrityError`."""
     problem = _key_problem(rel)
     if problem:
         raise IntegrityError(f"bundle path {rel!r}: expected a plain relative path inside the "

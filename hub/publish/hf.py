@@ -11,7 +11,8 @@ A pull resolves the revision to a commit with ``repo_info`` and downloads that e
 <path>`` through huggingface_hub's own session and headers; never a pattern, which the Hub client
 would expand: ``data/`` matches any depth), once its size on the Hub matches the lock's, and no
 further than that size while it streams; a tag or branch moving during the download cannot mix
-two bundles, and no file outside the lock is fetched. Parquet files and wheels travel through LFS (Xet when
+two bundles, and no file outside the lock is fetched.
+Parquet files and wheels travel through LFS (Xet when
 ``hf_xet`` is installed), which huggingface_hub handles.
 
 The endpoint is ``$HF_ENDPOINT`` at call time (default ``https://huggingface.co``); the token is

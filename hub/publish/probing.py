@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rlhub.errors import RlhubError
 
 if TYPE_CHECKING:
     from rlhub.userconfig import UserConfig
@@ -87,8 +86,9 @@ def _probe(domain: Any, n: int) -> dict[str, Any]:
     lo, _ = domain.manifest.reward_range
     try:
         reports = run_probes(domain, sample_tasks(domain, n))
-    except RlhubError as exc:
-        return {"error": str(exc), "paid": [], "probes": {}}
+    except Exception as exc:  # noqa: BLE001 - a domain that cannot be probed is reported
+        return {"error": f"probing it raised {type(exc).__name__}: {exc}", "paid": [],
+                "probes": {}}
     paid = sorted(name for name, r in reports.items()
                   if r.max_reward is not None and r.max_reward > lo)
     return {"paid": paid, "probes": {name: r.to_dict() for name, r in reports.items()}}

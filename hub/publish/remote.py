@@ -221,7 +221,8 @@ class FsspecRemote:
         src = ("bundles", bundle_id)
         try:
             with self._open((*src, LOCK_FILE), where) as fh:
-                lock_bytes = read_bounded(file_chunks(fh), MAX_LOCK_BYTES, f"{LOCK_FILE} of {where}")
+                lock_bytes = read_bounded(file_chunks(fh), MAX_LOCK_BYTES,
+                                          f"{LOCK_FILE} of {where}")
         except FileNotFoundError:
             raise RevisionNotFound(
                 f"{where}: expected the bundle {bundle_id} at {self._path(*src)}, found no "

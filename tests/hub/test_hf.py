@@ -74,9 +74,8 @@ def test_a_push_makes_a_dataset_repo_tagged_rlhub_and_a_pull_of_the_tag_round_tr
         ("POST", f"{api_path}/commit/main"),
         ("POST", f"{api_path}/tag/{sha}"),
         ("GET", f"{api_path}/revision/v1"),
-        ("GET", f"{api_path}/tree/{sha}"),
-        ("HEAD", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
         ("GET", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
+        ("GET", f"/datasets/{repo}/resolve/{sha}/domains/double.yaml"),
     } <= set(hub.state.requests)
 
 

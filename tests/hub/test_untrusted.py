@@ -324,13 +324,11 @@ def test_a_domain_file_declaring_judges_of_its_own_is_refused(tmp_path, judges):
     url = (tmp_path / "remote").as_uri()
     FsspecRemote(url).push(reseal_with(bundle, {"domains/double.yaml": json.dumps(
         spec).encode()}), None)
-    assert pull(url).registered == []
-    registry = Registry(autoload=False)
-    assert "mydata/double-v1" not in registry.ids()
-    (error,) = registry.errors
-    assert "field (top level): Additional properties are not allowed ('judges' was unexpected)" \
-        in error.cause
-    assert theirs.requests == []
+    with pytest.raises(IntegrityError, match=r"^bundle file domains/double\.yaml: domain "
+                       r"'mydata/double-v1': field \(top level\): Additional properties are not "
+                       r"allowed \('judges' was unexpected\)"):
+        pull(url)
+    assert installed(home()) == [] and theirs.requests == []
 
 
 def pulled_mixture(tmp_path: Path, theirs: ScriptedJudge, name: str, data: dict[str, Any]
