@@ -43,6 +43,7 @@ from rlhub.manifest import Manifest
 from rlhub.refs import load_object
 
 if TYPE_CHECKING:
+    from rlhub.installs import Pin
     from rlhub.sandbox import Backend, Sandboxes
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
@@ -79,13 +80,19 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
-def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
-    """Data-only domain files in discovery order (step 3 of the module docstring)."""
+def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = (),
+                      pins: dict[str, Pin] | None = None, *, installed: bool = True) -> list[Path]:
+    """Data-only domain files in discovery order (step 3 of the module docstring): of each
+    pulled environment (unless not ``installed``), the bundle :func:`rlhub.installs.choose`
+    picks under ``pins`` (default: the project's, :func:`rlhub.installs.project_pins`)."""
+    from rlhub.installs import choices, project_lock_path, project_pins
+
     roots = [Path(p) for p in extra]
     roots += [Path(p) for p in os.environ.get("RLHUB_DOMAINS_PATH", "").split(os.pathsep) if p]
-    envs = rlhub_home() / "envs"
-    if envs.is_dir():
-        roots += sorted(envs.glob("*/*/domains"))
+    if installed:
+        pins = project_pins(project_lock_path()) if pins is None else pins
+        roots += [c.install.folder / "domains" for c in choices(rlhub_home(), pins)
+                  if c.install is not None]
     files: list[Path] = []
     for root in roots:
         files += sorted(root.glob("*.yaml")) + sorted(root.glob("*.yml")) if root.is_dir() else [root]
@@ -110,10 +117,17 @@ class Registry:
                  plugins: Iterable[ModuleType | object] = (),
                  sandbox: str | Backend | None = None,
                  versions: Callable[[str], str] | None = None,
-                 judges: dict[str, Any] | None = None):
+                 judges: dict[str, Any] | None = None,
+                 project_lock: str | os.PathLike[str] | None = None,
+                 installed: bool = True):
+        from rlhub.installs import project_lock_path, project_pins
+
+        lock = Path(project_lock) if project_lock is not None else project_lock_path()
         self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
                         "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
-                        else None, "judges": judges}
+                        else None, "judges": judges, "project_lock": str(lock),
+                        "installed": installed}
+        self.pins = project_pins(lock) if installed else {}
         self.pm = pluggy.PluginManager("rlhub")
         self.pm.add_hookspecs(hookspecs)
         self.blocked = set(block) | set(_env_list("RLHUB_BLOCK_PLUGINS"))
@@ -145,7 +159,10 @@ class Registry:
             name = getattr(plugin, "PLUGIN_NAME", None) or getattr(plugin, "__name__", "plugin")
             self._register(plugin, name.rsplit(".", 1)[-1], "(registered in code)", "")
         self._collect_manifests()
-        for path in domain_file_paths(self.options["domain_files"]):
+        if installed:
+            self._report_installs()
+        for path in domain_file_paths(self.options["domain_files"], self.pins,
+                                      installed=installed):
             self._load_domain_file(path)
         self._check_sandbox_kinds()
 
@@ -232,18 +249,33 @@ class Registry:
             return
         self._keep(manifest)
 
+    def _report_installs(self) -> None:
+        """Report each pulled environment discovery reads none of (a pin it cannot honour)."""
+        from rlhub.installs import choices
+
+        for choice in choices(rlhub_home(), self.pins):
+            if choice.problem:
+                self.errors.append(LoadError(choice.name, f"pulled environment {choice.name}",
+                                             choice.problem))
+                print(f"rlhub: {choice.problem}", file=sys.stderr)
+
     def _load_domain_file(self, path: Path) -> None:
         from rlhub.datadomain import manifest_from_file, pulled_env
         from rlhub.userconfig import ConfigError
 
         env = pulled_env(path, rlhub_home())
+        pin = self.pins.get(env.name) if env is not None else None
+        trusted = env is not None and env.trusted and (pin is None or pin.trusted)
         try:
-            untrusted = self._untrusted(env.name) if env and not env.trusted else None
+            untrusted = self._untrusted(env.name) if env and not trusted else None
             manifest = manifest_from_file(path, untrusted=untrusted)
         except (ManifestError, ConfigError, OSError) as exc:
             self.errors.append(LoadError(path.name, f"domain file {path}", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
+        if env is not None and env.hackable.get(manifest.id):
+            marks = set(manifest.hackable) | set(env.hackable[manifest.id])
+            manifest.data["hackable"] = sorted(marks)  # what the pull's probes found
         if manifest.plugin not in self.blocked:
             self._keep(manifest, pulled=env is not None)
 
