@@ -48,7 +48,7 @@ from rlhub.sandbox import ExecRequest, ExecResult
 from rlhub.sandbox.cgroups import JobCgroups
 from rlhub.sandbox.cgroups import detect as detect_cgroups
 from rlhub.sandbox.channel import (
-    GRACE_S,
+    answer_within,
     JOB_ISOLATION,
     PRELOAD,
     WARM_PROGRAMS,
@@ -456,7 +456,7 @@ class DockerBackend:
         except SandboxError as exc:
             return infra_error(self.name, self.missing, str(exc))
         try:
-            return future.result(timeout=request.limits.wall_s + GRACE_S)
+            return future.result(timeout=answer_within(request))
         except FutureTimeout:
             return infra_error(self.name, self.missing, "the container worker did not answer")
 
