@@ -589,6 +589,14 @@ def installed_libraries():
     return sorted({d.metadata["Name"] for d in importlib.metadata.distributions(path=paths)})
 
 
+def languages_here(probe_tools):
+    """Of ``{language: [tool, ...]}``, the languages whose every tool is on this PATH."""
+    import shutil
+
+    return sorted(lang for lang, tools in probe_tools.items()
+                  if all(shutil.which(tool) for tool in tools))
+
+
 def open_transport():
     listen = CONFIG.get("listen")
     if not listen:
@@ -621,6 +629,7 @@ def main():
     if found["memory_cgroup"]:
         memory = SlotMemory(CONFIG["cgroup"], CONFIG["cgroup_version"], CONFIG["slots"])
     found["libraries"] = installed_libraries() if CONFIG.get("site_packages") else []
+    found["languages"] = languages_here(CONFIG.get("probe_tools", {}))
     rfd, wfd = open_transport()
     worker = Worker(rfd, wfd, zygote, zygote_pid, memory)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])
