@@ -49,13 +49,16 @@ start_dockerd() {
 }
 
 # The root file system: Debian's essential packages, python3 for the resident worker and every
-# toolchain, without documentation; /work for the jobs. Packages are kept in $CACHE/debs.
+# toolchain, without documentation (man1 stays: openjdk's install script links into it); /work
+# for the jobs. Packages are kept in $CACHE/debs.
 make_rootfs() {
   local tarball=$1 sources=() file
   for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list; do
     [ -f "$file" ] && sources+=("$file")  # the host's own package registry, as apt is set up
   done
   mkdir -p "$CACHE/debs"
+  # The host's own install step downloaded the same packages: link them in instead of again.
+  find /var/cache/apt/archives -maxdepth 1 -name '*.deb' -exec cp -ln -t "$CACHE/debs/" {} + 2>/dev/null || true
   log "making the root file system with mmdebstrap (packages cached in $CACHE/debs)"
   mmdebstrap --variant=essential --mode=root --format=tar --skip=download/empty \
     --include="$("${BASEIMAGE[@]}" packages | paste -sd,)" \
@@ -63,6 +66,7 @@ make_rootfs() {
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
+    --essential-hook='mkdir -p "$1"/usr/share/man/man1' \
     --setup-hook="sync-in $CACHE/debs /var/cache/apt/archives/" \
     --customize-hook="sync-out /var/cache/apt/archives $CACHE/debs" \
     --customize-hook='mkdir -p "$1/work" && chmod 0711 "$1/work"' \
