@@ -163,3 +163,32 @@ def test_a_write_outside_the_work_dir_fails_and_reaches_nothing(backend: Any, la
     result = run(backend, lang, "write", fill={"TOKEN": token})
     assert result.status != "infra_error" and "WROTE" not in result.stdout, result
     assert not os.path.exists(f"/etc/rlhub-escaped-{token}")
+
+
+GREETINGS = sorted((HERE / "greetings").iterdir())
+
+
+def greeting_param() -> list[Any]:
+    languages = builtin()
+    params = []
+    for path in GREETINGS:
+        spec = languages.by_suffix(path.suffix)
+        assert spec is not None, path
+        marks = [] if spec.name in SAMPLE else [pytest.mark.slow]
+        params.append(pytest.param(path, spec.name, marks=marks, id=spec.name))
+    return params
+
+
+def test_every_language_has_a_greeting_program_written_apart_from_the_suite() -> None:
+    named = {builtin().by_suffix(p.suffix).name for p in GREETINGS}  # type: ignore[union-attr]
+    assert named == set(builtin().names())
+
+
+@pytest.mark.parametrize(("path", "lang"), greeting_param())
+def test_a_greeting_program_greets_whoever_stdin_names(backend: Any, path: Path, lang: str
+                                                       ) -> None:
+    if lang not in backend.info()["languages"]:
+        pytest.skip(f"the {lang} toolchain is missing on the {backend.name} backend")
+    result = backend.run(ExecRequest(code=path.read_text(), language=lang,
+                                     stdin="Ada Lovelace\n", limits=Limits(**LIMITS)))
+    assert (result.status, result.stdout) == ("ok", "Hello, Ada Lovelace!\n"), result
