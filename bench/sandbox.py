@@ -10,6 +10,9 @@ and at full concurrency (one job in flight per core unless ``--concurrency``):
 * ``ray`` (with ``--ray``): the ray backend on a private local Ray instance;
 * ``local.typical_job``: a job that imports what solutions usually import, against spawning the
   same program (one round);
+* ``languages``: per registered language and backend, a trivial job (greet stdin) on the warm
+  pool, compile included, against the same toolchain run directly on the host
+  (``sandbox_languages.py``; ``--language-pairs``, 0 to skip);
 * ``local.protection_costs`` / ``docker.protection_costs``: what each isolation protection (and
   ``all`` of them) costs a job, measured by turning it off (``disable=``) in blocks alternating
   with the backend that has every protection on (c=1, ``--rounds`` rounds, median round):
@@ -37,7 +40,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import emit  # noqa: E402
+from sandbox_languages import bench_languages  # noqa: E402
 
 JOB = "print(1)"
 # What a solution under test typically starts with; the spawn baseline runs the same program.
@@ -335,6 +343,8 @@ def main() -> None:
     parser.add_argument("--ray", action="store_true")
     parser.add_argument("--no-costs", action="store_true",
                         help="Skip measuring each isolation protection's per-job cost.")
+    parser.add_argument("--language-pairs", type=int, default=3,
+                        help="Interleaved pairs per language (0: no per-language figures).")
     args = parser.parse_args()
     levels = sorted({1, args.concurrency})
     QUIET_WAIT_S[0] = args.quiet_wait
@@ -352,9 +362,33 @@ def main() -> None:
         report["docker"] = bench_docker(args.jobs, levels, args.rounds, not args.no_costs)
     if args.ray:
         report["ray"] = bench_ray(args.jobs // 2, levels)
+    if args.language_pairs:
+        report["languages"] = per_language(args.language_pairs, not args.no_docker)
     report["targets"] = targets(report)
     report["load_avg_after"] = os.getloadavg()
-    print(json.dumps(report, indent=2))
+    emit(report)
+
+
+def per_language(pairs: int, docker: bool) -> dict[str, Any]:
+    """Each registered language's trivial job per backend (``sandbox_languages.py``)."""
+    from rlhub.sandbox.languages import builtin
+    from rlhub.sandbox.local import LocalBackend
+
+    languages = builtin()
+    makers: dict[str, Callable[[], Any]] = {"local": lambda: LocalBackend(workers=1, slots=4)}
+    if docker:
+        from rlhub.sandbox.docker_backend import DockerBackend, engine_problem
+
+        if engine_problem() is None:
+            makers["docker"] = lambda: DockerBackend(containers=1, slots=4)
+    out = {}
+    for name, make in makers.items():
+        backend = make()
+        try:
+            out[name] = bench_languages(backend, languages, pairs)
+        finally:
+            backend.close()
+    return out
 
 
 GOALS = {"local": ("spawn", 4.0), "docker": ("docker_exec", 15.0)}
