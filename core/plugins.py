@@ -384,7 +384,7 @@ class Registry:
             from rlhub.sandbox.languages import from_declarations
 
             declared = []
-            for impl in reversed(self.pm.hook.rlhub_sandbox_languages.get_hookimpls()):
+            for impl in self.pm.hook.rlhub_sandbox_languages.get_hookimpls():  # built-ins first
                 with boundary(PluginError, f"{impl.plugin_name}.rlhub_sandbox_languages()"):
                     declared.append((impl.plugin_name, dict(impl.function())))
             with boundary(PluginError, "rlhub_sandbox_languages()"):
