@@ -10,16 +10,20 @@ request and reaps them, reporting each one's pid, exit status and rusage in shor
 Forking from the worker's busy event loop instead would cost a copy-on-write fault for each page
 the loop writes after every fork, most of a job's CPU time.
 
-A *child* is forked for a free slot ahead of its job (a spare). It puts itself in its own process
-group, enters its slot's IPC and network namespaces and memory cgroup, gets a private mount
-namespace with a fresh tmpfs on ``/tmp`` (its work dir; the worker gets a reference, so that the
-namespace is torn down off the job's path) or a fresh 0700 directory, points
+A *child* is forked for a free slot ahead of its job (a spare; for a language with a runtime
+view of its own, when its job arrives). It puts itself in its own process group, enters its
+slot's IPC and network namespaces and memory cgroup, gets a private mount namespace with a fresh
+tmpfs on ``/tmp`` (its work dir; the worker gets a reference, so that the namespace is torn down
+off the job's path) or a fresh 0700 directory, is shut in its language's view (``enter_view``),
+points
 stdout/stderr at pipes read by the worker, switches to the slot's own uid (a uid no other running
 job has: signals, ``/proc`` and files of other jobs are out of reach and RLIMIT_NPROC counts this
 job alone), installs the seccomp filter and blocks on a control socket. Given its job it lowers
-its rlimits (CPU, address space, processes, file size, open files), writes its files and runs:
-Python in-process (no interpreter start-up), other languages by ``execve``. The zygote, whose
-memory every later child inherits, never sees a job's payload.
+its rlimits (CPU, address space, processes, file size, open files), writes its files and runs
+the plan the host made from the language's spec (``languages.py``): Python in-process (no
+interpreter start-up), other languages by ``execve``, after a compile step with its own budget
+(``compile_step``) where the language compiles. The zygote, whose memory every later child
+inherits, never sees a job's payload.
 """
 
 import _signal
