@@ -291,6 +291,8 @@ class Worker:
         """A message of a watched job's child: its mount namespace (kept for the releaser), the
         end of its compile phase, or why it could not start its job."""
         ctl = job.slot.ctl
+        if ctl is None or job.slot.job is not job:
+            return  # it ended earlier in the same round of events
         try:
             data, ancillary, _, _ = ctl.recvmsg(1024, FDS_SPACE)
         except OSError:
