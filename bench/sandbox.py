@@ -31,7 +31,6 @@ round is reported.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -391,19 +390,21 @@ def per_language(pairs: int, docker: bool) -> dict[str, Any]:
     return out
 
 
-GOALS = {"local": ("spawn", 4.0), "docker": ("docker_exec", 15.0)}
+# jobs/s against the baseline, per concurrency ("c<N>"; the last entry for higher ones)
+GOALS = {"local": ("spawn", {"c1": 4.0, "c2": 2.5}), "docker": ("docker_exec", {"c1": 15.0})}
 
 
 def targets(report: dict[str, Any]) -> dict[str, Any]:
-    """The goals, with every protection on: local >= 4x the spawn baseline (at c=1), the docker
-    pool >= 15x ``docker exec``."""
-    out: dict[str, Any] = {"goals": {name: ratio for name, (_, ratio) in GOALS.items()}}
-    for name, (baseline, goal) in GOALS.items():
+    """The goals, with every protection on: local >= 4x the spawn baseline at c=1 and 2.5x at
+    c=2 (two cores busy), the docker pool >= 15x ``docker exec``."""
+    out: dict[str, Any] = {"goals": {name: goals for name, (_, goals) in GOALS.items()}}
+    for name, (baseline, goals) in GOALS.items():
         section = report.get(name, {})
         ratios = {k: v["ratio"] for k, v in section.items() if k[:1] == "c" and k[1:].isdigit()}
         if ratios:
             out[f"{name}_vs_{baseline}"] = ratios
-            out[f"{name}_met"] = {k: v >= goal for k, v in ratios.items()}
+            last = list(goals.values())[-1]
+            out[f"{name}_met"] = {k: v >= goals.get(k, last) for k, v in ratios.items()}
     return out
 
 
