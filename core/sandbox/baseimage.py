@@ -20,6 +20,7 @@ import tomllib
 from pathlib import Path
 
 REPOSITORY = "rlhub-sandbox-base"
+LABEL = "rlhub.sandbox.base"  # every build carries it (docker import --change LABEL)
 SUITE = "bookworm"
 RECIPE = "1"  # bump when .ci/docker-setup.sh builds the image differently
 # What the resident worker itself needs beyond the languages' packages: `python3` on PATH.

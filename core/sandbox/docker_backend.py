@@ -111,20 +111,16 @@ def context_hash(dockerfile: Path, context: Path) -> str:
 def ensure_image(
     client: Any, image: str | None, dockerfile: str | Path | None, context: str | Path | None
 ) -> str:
-    """The image tag to run: ``image``, a cached build of ``dockerfile``, or the default: the
-    base image with every built-in toolchain (``.ci/docker-setup.sh``), else the older
-    Python-only one, else a build of ``images/Dockerfile``."""
+    """The image tag to run: ``image``, a cached build of ``dockerfile``, or the default
+    (:func:`default_image`), else a build of ``images/Dockerfile``."""
     import docker
 
     if image:
         return image
     if dockerfile is None:
-        for candidate in (baseimage.tag(), LEGACY_IMAGE):
-            try:
-                client.images.get(candidate)
-                return candidate
-            except docker.errors.ImageNotFound:
-                continue
+        found = default_image(client)
+        if found:
+            return found
         dockerfile = Path(str(resources.files("rlhub.sandbox").joinpath("images/Dockerfile")))
     dockerfile = Path(dockerfile)
     ctx = Path(context) if context else dockerfile.parent
@@ -139,6 +135,25 @@ def ensure_image(
         except docker.errors.DockerException as exc:
             raise SandboxError(f"docker sandbox: building {dockerfile} failed: {exc}") from exc
     return tag
+
+
+def default_image(client: Any) -> str | None:
+    """The base image of the built-in languages as they are now (``baseimage.tag()``); else the
+    newest earlier build of it (the languages whose tools it has still run); else the older
+    Python-only image; else None."""
+    import docker
+
+    try:
+        client.images.get(baseimage.tag())
+        return baseimage.tag()
+    except docker.errors.ImageNotFound:
+        pass
+    builds = client.images.list(filters={"label": f"{baseimage.LABEL}=1"})
+    builds.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
+    tags = [tag for image in builds for tag in image.tags]
+    if tags:
+        return tags[0]
+    return LEGACY_IMAGE if client.images.list(name=LEGACY_IMAGE) else None
 
 
 class ContainerWorker:
