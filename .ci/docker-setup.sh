@@ -89,6 +89,8 @@ build_base_image() {
     --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' --change 'ENV LANG=C.UTF-8' \
     --change 'WORKDIR /work' --change 'LABEL rlhub.sandbox.base=1' "$tarball" "$image" >/dev/null
   log "built $image"
+  # Only the current root file system stays cached (each is some 3.5 GB).
+  find "$CACHE" -maxdepth 1 -name 'rootfs-*.tar' ! -name "$(basename "$tarball")" -delete
 }
 
 install_packages
