@@ -50,12 +50,12 @@ from rlhub.sandbox import ExecRequest, ExecResult, baseimage
 from rlhub.sandbox.cgroups import JobCgroups
 from rlhub.sandbox.cgroups import detect as detect_cgroups
 from rlhub.sandbox.channel import (
-    answer_within,
     JOB_ISOLATION,
     PRELOAD,
     WARM_PROGRAMS,
     WORKER_PROTECTIONS,
     Channel,
+    answer_within,
     infra_error,
     validate,
     worker_source,

@@ -26,21 +26,21 @@ import atexit
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
 from rlhub.sandbox.cgroups import JobCgroups
 from rlhub.sandbox.channel import (
-    answer_within,
     JOB_ISOLATION,
     PRELOAD,
     WORKER_PROTECTIONS,
     Channel,
+    answer_within,
     infra_error,
     validate,
 )
