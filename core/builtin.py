@@ -1,5 +1,5 @@
-"""rlhub's own hook implementations: the built-in verifiers, sandbox backends, strategies and
-factories, all answering last."""
+"""rlhub's own hook implementations: the built-in verifiers, sandbox backends and languages,
+strategies and factories, all answering last."""
 
 from __future__ import annotations
 
@@ -38,6 +38,13 @@ BUILTIN_STRATEGIES = {
     "temperature": "rlhub.scheduler.strategies:Temperature",
     "uniform": "rlhub.scheduler.strategies:Uniform",
 }
+
+
+@hookimpl(trylast=True)
+def rlhub_sandbox_languages() -> dict[str, dict[str, Any]]:
+    from rlhub.sandbox.languages import builtin_table
+
+    return builtin_table()
 
 
 @hookimpl(trylast=True)

@@ -88,6 +88,24 @@ def rlhub_sandbox_backends() -> dict[str, str]:
 
 
 @hookspec
+def rlhub_sandbox_languages() -> dict[str, dict[str, Any]]:
+    """Declare the languages sandbox jobs may be written in.
+
+    :return: A mapping from language name (a lower-case word: ``"cpp"``, ``"csharp"``) to its
+        spec dict: ``source`` (file name the code goes to), ``run`` (argv), optional ``compile``
+        (argv; run as a job phase with its own budget), ``packages`` (Debian packages of the
+        toolchain) and ``paths`` (more host paths) a job must see, ``env``, ``version`` (argv of
+        a version probe), ``suffixes``, ``fences``, and the memory behaviour of its runtime
+        (``address_space_mb``, ``memory_words``); see :class:`rlhub.sandbox.languages.Language`.
+        A plugin's spec overrides a built-in of the same name.
+
+    Who implements: rlhub itself (its built-in languages, ``sandbox/languages.toml``) and any
+    plugin adding a language. When called: once per registry, when a sandbox backend starts and
+    when the command line or a domain asks which languages exist.
+    """
+
+
+@hookspec
 def rlhub_scheduler_strategies() -> dict[str, str]:
     """Declare mixture strategies by name.
 

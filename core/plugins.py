@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import inspect
 import os
 import sys
 import threading
@@ -45,6 +46,7 @@ from rlhub.refs import load_object
 if TYPE_CHECKING:
     from rlhub.installs import Pin
     from rlhub.sandbox import Backend, Sandboxes
+    from rlhub.sandbox.languages import Languages
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
     from rlhub.verifiers.routes import JudgeRoutes
@@ -139,6 +141,7 @@ class Registry:
         self._lock = threading.Lock()
         self._services_lock = threading.Lock()
         self._refs: dict[str, dict[str, str]] = {}
+        self._languages: Languages | None = None
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
         self._default_sandbox = sandbox
@@ -405,6 +408,21 @@ class Registry:
         """Every sandbox backend: ``{name: "module:attr"}``."""
         return self.named("rlhub_sandbox_backends")
 
+    def languages(self) -> Languages:
+        """Every sandbox language (:class:`rlhub.sandbox.languages.Languages`): what each
+        plugin's ``rlhub_sandbox_languages()`` declares, plugins overriding the built-ins;
+        asked once per registry."""
+        if self._languages is None:
+            from rlhub.sandbox.languages import from_declarations
+
+            declared = []
+            for impl in self.pm.hook.rlhub_sandbox_languages.get_hookimpls():  # built-ins first
+                with boundary(PluginError, f"{impl.plugin_name}.rlhub_sandbox_languages()"):
+                    declared.append((impl.plugin_name, dict(impl.function())))
+            with boundary(PluginError, "rlhub_sandbox_languages()"):
+                self._languages = from_declarations(declared)
+        return self._languages
+
     def strategy_refs(self) -> dict[str, str]:
         """Every mixture strategy: ``{name: "module:attr"}``."""
         return self.named("rlhub_scheduler_strategies")
@@ -453,7 +471,10 @@ class Registry:
         if made is not None or ref is None:
             return made
         with boundary(SandboxError, f"sandbox backend {name!r} ({ref})"):
-            return load_object(ref)(**options)
+            cls = load_object(ref)
+            if "languages" in inspect.signature(cls).parameters:  # it runs registered languages
+                options = {"languages": self.languages(), **options}
+            return cls(**options)
 
     def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
         """The provenance record of a domain (:func:`rlhub.provenance.domain_provenance`)."""
