@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub import labels
-from rlhub.errors import DomainNotFound, LabelError, RlhubError
+from rlhub.errors import DomainNotFound, LabelError, ManifestError, RlhubError
 from rlhub.failures import of_exception
 from rlhub.hub.server.dedupe import RequestLog
 from rlhub.hub.server.guard import (
@@ -305,7 +305,10 @@ class RewardService:
     def domains(self) -> list[dict[str, Any]]:
         rows = []
         for domain_id in self.registry.ids():
-            m = self.registry.manifest(domain_id)
+            try:
+                m = self.registry.manifest(domain_id)
+            except ManifestError:  # refused on use, as by every other route
+                continue
             rows.append({**m.summary_row(), "reward_range": list(m.reward_range),
                          "max_turns": m.max_turns, "repair_discount": m.repair_discount,
                          "sandbox": m.data["sandbox"].get("kind", "none")})
