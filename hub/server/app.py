@@ -254,15 +254,18 @@ class RewardService:
             return None
         try:
             return self.registry.manifest(domain)
-        except DomainNotFound:
+        except (DomainNotFound, ManifestError):
             return None
 
     def _known_manifest(self, domain: str) -> Any:
-        """The manifest of a task's domain; an unknown one is a 404."""
-        manifest = self._manifest(domain)
-        if manifest is None:
-            raise ApiError(404, f"unknown domain {domain!r}; GET /v1/domains lists them")
-        return manifest
+        """The manifest of a task's domain; an unknown one is a 404, an invalid one (listed,
+        refused on use) a 500 naming the field, as :meth:`_domain` says."""
+        try:
+            return self.registry.manifest(domain)
+        except DomainNotFound:
+            raise ApiError(404, f"unknown domain {domain!r}; GET /v1/domains lists them") from None
+        except ManifestError as exc:
+            raise ApiError(500, str(exc)) from None
 
     async def _verify(self, manifest: Any, task: Task, completion: str) -> Outcome:
         """Verify, repeating an infrastructure failure up to ``infra_retries`` times.
