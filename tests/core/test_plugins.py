@@ -297,3 +297,14 @@ def test_derived_files_live_in_rlhub_cache_and_serve_a_fresh_home(tmp_path, monk
     assert not (tmp_path / "one" / "cache").exists()
     # a second, empty home finds every environment scanned
     assert list_in(tmp_path / "two") == first
+
+
+def test_a_domain_file_cannot_declare_itself_deferred_to_run_code(tmp_path):
+    # a pulled environment is data: only an installed plugin's declaration may name a describe
+    (tmp_path / "rows.jsonl").write_text('{"q": "Capital of France?", "a": "Paris"}\n')
+    spec = tmp_path / "caps.yaml"
+    spec.write_text("id: caps/capital-v1\ndataset: rows.jsonl\nverifier: exact\n"
+                    "fields: {prompt: q, answer: a}\ndescribe: 'os:abort'\n")
+    reg = Registry(domain_files=[spec], autoload=False)
+    assert reg.ids() == [] and len(reg.errors) == 1
+    assert "describe" in reg.errors[0].cause and "caps.yaml" in reg.errors[0].distribution
