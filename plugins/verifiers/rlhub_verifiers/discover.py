@@ -190,9 +190,8 @@ def listed() -> list[dict[str, Any]]:
 def declaration(source: Source) -> dict[str, Any]:
     """A deferred declaration of ``source``: what a listing shows, from its metadata alone."""
     return {"id": domain_id(source.taskset), "version": version(source.version),
-            "summary": summary(source.summary, source.taskset), "license": source.license,
-            "tags": ["verifiers", "bridged"], "describe": f"{__name__}:describe",
-            "params": {"taskset": source.taskset}}
+            "summary": summary(source.summary, source.taskset), "tags": ["verifiers", "bridged"],
+            "describe": f"{__name__}:describe"}
 
 
 def describe(declared: dict[str, Any]) -> dict[str, Any]:

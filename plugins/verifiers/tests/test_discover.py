@@ -8,7 +8,6 @@ import subprocess
 import sys
 from importlib import metadata
 
-import vfsite
 
 from rlhub_verifiers import discover
 
@@ -29,10 +28,16 @@ def test_a_fresh_home_lists_every_environment_deferred_and_describes_none(vf_sit
 
 
 def install_with_record(site):
-    vfsite.install(site, ["rlhub-test-arith"])
-    info = site / "rlhub_test_arith-1.2.0.dist-info"
-    (info / "RECORD").write_text("rlhub_test_arith.py,sha256=AAAA,100\n")
-    return info, site / "rlhub_test_arith.py"
+    """A verifiers environment of its own name (no other test imports it), with a RECORD."""
+    site.mkdir()
+    module = site / "rlhub_stamp_probe.py"
+    module.write_text("TASKS = []\n")
+    info = site / "rlhub_stamp_probe-1.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: rlhub-stamp-probe\n"
+                                   "Version: 1.0.0\nRequires-Dist: verifiers>=0.4\n")
+    (info / "RECORD").write_text("rlhub_stamp_probe.py,sha256=AAAA,10\n")
+    return info, module
 
 
 def test_a_regular_install_is_stamped_by_its_record_without_reading_its_files(tmp_path,
@@ -44,7 +49,7 @@ def test_a_regular_install_is_stamped_by_its_record_without_reading_its_files(tm
     before = discover.stamp(source)
     os.utime(module, ns=(1, 1))  # pip never changes an installed file in place
     assert discover.stamp(source) == before
-    (info / "RECORD").write_text("rlhub_test_arith.py,sha256=BBBB,100\n")  # a reinstall
+    (info / "RECORD").write_text("rlhub_stamp_probe.py,sha256=BBBB,10\n")  # a reinstall
     assert discover.stamp(discover._source(metadata.Distribution.at(info))) != before
 
 
