@@ -11,17 +11,19 @@ import typer
 
 from rlhub.cli.common import (
     JsonOpt,
+    console,
     emit_json,
     emit_jsonl,
     fail,
     get_registry,
     handle_errors,
+    print_versions,
     set_registry_options,
 )
 
 
 def register(app: typer.Typer) -> None:
-    app.callback()(root)
+    app.callback(invoke_without_command=True)(root)
     app.command("list")(list_domains)
     app.command("show")(show)
     app.command("check")(check)
@@ -31,10 +33,19 @@ def register(app: typer.Typer) -> None:
 
 
 def root(
+    ctx: typer.Context,
     domains_file: list[Path] = typer.Option(None, "--domains-file", help="Data-only domain file."),
     block: list[str] = typer.Option(None, "--block", help="Do not load this plugin (repeatable)."),
+    version: bool = typer.Option(False, "--version", help="Print rlhub's version and the "
+                                 "installed plugins' (without loading them), then exit."),
+    json_out: bool = typer.Option(False, "--json", help="With --version: print it as JSON."),
 ) -> None:
     """Environments and rewards for RL post-training of LLMs."""
+    if version:
+        print_versions(json_out)
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        fail("expected a command (or --version), found none; `rlhub --help` lists the commands")
     set_registry_options(domains_file, block)
 
 
@@ -52,7 +63,6 @@ def list_domains(json_out: bool = JsonOpt,
     if json_out:
         emit_json(rows + [{**row, "left_out": row["reason"]} for row in left])
         return
-    from rich.console import Console
     from rich.table import Table
 
     marked = any(r["hackable"] for r in rows)
@@ -64,12 +74,12 @@ def list_domains(json_out: bool = JsonOpt,
     for r in left:
         table.add_row(r["id"], r["plugin"], "-", "left out", *(["-"] if marked else []),
                       f"[yellow]{r['reason']}[/yellow]")
-    console = Console()
-    console.print(table)
-    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
-                  + (f"; {len(left)} environments left out" if all_ else ""))
+    out = console()
+    out.print(table)
+    out.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
+              + (f"; {len(left)} environments left out" if all_ else ""))
     for err in reg.errors:
-        console.print(f"[red]{err}[/red]")
+        out.print(f"[red]{err}[/red]")
 
 
 @handle_errors

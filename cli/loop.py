@@ -10,6 +10,7 @@ import typer
 
 from rlhub.cli.common import (
     JsonOpt,
+    console,
     emit_json,
     enforce_lock,
     fail,
@@ -100,7 +101,6 @@ def eval_cmd(
 
 
 def _print_summary(metrics: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Column, Table
 
     k = metrics["overall"]["k"]
@@ -112,9 +112,9 @@ def _print_summary(metrics: dict[str, Any]) -> None:
         table.add_row(domain, str(m["n_tasks"]), str(m["n_samples"]), f"{m['pass@1']:.3f}",
                       *passk, f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
                       f"{m['reward_mean']:.3f}", str(m["infra_failures"]))
-    console = Console(stderr=True)
-    console.print(table)
-    console.print(f"metrics: {metrics['run']['out']}/metrics.json")
+    out = console(stderr=True)
+    out.print(table)
+    out.print(f"metrics: {metrics['run']['out']}/metrics.json")
 
 
 @handle_errors
