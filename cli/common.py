@@ -103,6 +103,24 @@ def print_versions(json_out: bool) -> None:
     out.print(table if info["plugins"] else "no plugins installed", highlight=False)
 
 
+def render_run_report(run_dir: str, out: str | None = None) -> tuple[str, str]:
+    """Render ``run_dir``'s HTML report; ``(kind, path of index.html)``.
+
+    The folder says which kind of run it is: the trainer's event log or summary make it a
+    training run (:mod:`rlhub.hub.trainer.report`), anything else is read as an eval run
+    (:mod:`rlhub.report`: its trajectories and ``metrics.json``).
+    """
+    from rlhub.hub.trainer.runfolder import is_training_run
+
+    if is_training_run(run_dir):
+        from rlhub.hub.trainer.report import render_training_report
+
+        return "train", render_training_report(run_dir, out)
+    from rlhub.report import render_report
+
+    return "eval", render_report(run_dir, out)
+
+
 def emit_json(value: Any) -> None:
     """Write one JSON document to stdout."""
     sys.stdout.write(json.dumps(value, default=str) + "\n")

@@ -17,6 +17,7 @@ from rlhub.cli.common import (
     get_registry,
     handle_errors,
     json_object,
+    render_run_report,
 )
 
 
@@ -140,11 +141,13 @@ def report_cmd(run_dir: str = typer.Argument(..., help="Run directory or URL."),
                out: str = typer.Option(None, "--out", help="Report directory "
                                        "(default RUN_DIR/report)."),
                json_out: bool = JsonOpt) -> None:
-    """Render RUN_DIR's HTML report with PNG plots; prints the path of index.html."""
-    from rlhub.report import render_report
+    """Render RUN_DIR's HTML report with PNG plots; prints the path of index.html.
 
-    path = render_report(run_dir, out)
+    A training run (`rlhub train`) gets held-out before and after, rewards, zero-variance groups
+    and the scheduler's weights over steps; an eval run (`rlhub eval`) pass rates, latency and
+    example trajectories."""
+    kind, path = render_run_report(run_dir, out)
     if json_out:
-        emit_json({"run": run_dir, "index": str(path)})
+        emit_json({"run": run_dir, "kind": kind, "index": str(path)})
     else:
         sys.stdout.write(f"{path}\n")
