@@ -164,27 +164,36 @@ def print_training_summary(summary: dict[str, Any]) -> None:
 
 
 def _heldout_table(summary: dict[str, Any]) -> Any:
-    from rich.table import Table
+    from rich.table import Column, Table
 
     delta = summary["delta"]
-    table = Table("held-out domain", "before", "after", "delta", "95% CI", "items", "",
-                  title="held-out reward, before and after training", title_justify="left")
+    table = Table("held-out domain", *(Column(h, justify="right") for h in (
+        "before", "after", "delta", "95% CI", "items")), "change",
+        title="held-out reward, before and after training", title_justify="left")
     for d in summary["domains"]:
         row = delta["domains"][d]
         table.add_row(d, _num(summary["before"][d]), _num(summary["after"][d]),
                       _num(row["delta"], "+.3f"), _ci(row["ci95"]), str(row["items"]),
-                      "regressed" if d in delta["regressed"] else "")
+                      _verdict(row["ci95"]))
     mean = summary["mean"]
     table.add_row("mean", _num(mean["before"]), _num(mean["after"]),
-                  _num(delta["mean"]["delta"], "+.3f"), _ci(delta["mean"]["ci95"]), "", "",
-                  style="bold")
+                  _num(delta["mean"]["delta"], "+.3f"), _ci(delta["mean"]["ci95"]), "",
+                  _verdict(delta["mean"]["ci95"]), style="bold")
     return table
 
 
-def _phase_table(summary: dict[str, Any]) -> Any:
-    from rich.table import Table
+def _verdict(ci: list[float] | None) -> str:
+    """What the change's 95% interval says: ``up``, ``regressed`` or ``within noise``."""
+    if not ci:
+        return "not scored"
+    return "up" if ci[0] > 0 else "regressed" if ci[1] < 0 else "within noise"
 
-    table = Table("phase", "seconds", title="time per phase", title_justify="left")
+
+def _phase_table(summary: dict[str, Any]) -> Any:
+    from rich.table import Column, Table
+
+    table = Table("phase", Column("seconds", justify="right"), title="time per phase",
+                  title_justify="left")
     for phase, seconds in summary["timings_s"].items():
         table.add_row(phase, f"{seconds:.1f}", style="bold" if phase == "total" else None)
     return table

@@ -74,7 +74,7 @@ def plot_heldout(sides: dict[str, dict[str, Any]]) -> bytes:
     ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_xlabel("held-out reward (mean over items)")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
     return figure_bytes(fig)
 
 
