@@ -281,3 +281,24 @@ def judge_env(mode: str = "good", *, model: str = "scripted-judge",
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m rlhub.testing.judge_server [--port N] [--mode M]``: serve until interrupted,
+    a stand-in judge (or policy) for trying judged domains without a model."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rlhub.testing.judge_server",
+                                     description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--mode", default="good", choices=sorted(MODES))
+    args = parser.parse_args(argv)
+    judge = ScriptedJudge(args.mode)
+    judge.port = args.port
+    with judge:
+        print(f"scripted judge on {judge.url}", flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
