@@ -134,8 +134,9 @@ pytest_collect_file = Sybil(
 ).pytest()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A document's blocks build on each other (a push, then a pull): one worker runs them."""
-    for item in items:
-        if item.nodeid.endswith(".md") or ".md::" in item.nodeid:
-            item.add_marker(pytest.mark.xdist_group(f"doc:{item.nodeid.split('::')[0]}"))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A document's blocks build on each other (a push, then a pull): one worker runs them all.
+    The group is marked as each item is collected, before xdist reads the groups."""
+    document, sep, _ = item.nodeid.partition("::")
+    if sep and document.endswith(".md"):
+        item.add_marker(pytest.mark.xdist_group(f"doc:{document}"))

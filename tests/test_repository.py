@@ -48,3 +48,20 @@ def test_every_kept_bench_result_says_how_and_where_it_was_measured():
         assert not missing, f"{path.name}: expected a result kept by bench/_util.emit, missing {missing}"
         assert result["bench"] == path.stem and result["table"], path.name
         assert all(len(row) == 3 for row in result["table"]), f"{path.name}: rows are (what, figure, baseline)"
+
+
+def test_xdist_groups_keep_to_one_worker(tmp_path: Path):
+    """`make test` relies on xdist_group (serial infra tests, a guide's dependent blocks): tests
+    of one group must run on one worker, which an incompatible pytest silently breaks."""
+    (tmp_path / "test_grouped.py").write_text(
+        "import os, pytest\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "@pytest.mark.xdist_group('one')\n"
+        "def test_a(i):\n"
+        f"    open({str(tmp_path / 'workers')!r}, 'a').write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
+                           "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-c", os.devnull,
+                           str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers = (tmp_path / "workers").read_text().split()
+    assert len(workers) == 8 and len(set(workers)) == 1, workers
