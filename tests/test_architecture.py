@@ -386,7 +386,8 @@ def first_party_plugins() -> list[Plugin]:
         config = tomllib.loads(path.read_text())
         project = config["project"]
         requires = list(project.get("dependencies", []))
-        requires += [r for extra in project.get("optional-dependencies", {}).values() for r in extra]
+        extras = project.get("optional-dependencies", {}).values()
+        requires += [r for extra in extras for r in extra]
         packages = {p.split(".")[0] for p in config["tool"]["setuptools"]["packages"]}
         found.append(Plugin(project["name"], frozenset(packages),
                             frozenset(_dist_name(r) for r in requires)))

@@ -223,8 +223,12 @@ def test_a_locked_eval_reads_validates_and_expands_its_mixture_once(
 
     lock_path = write_lock(mixture_lock(mixture, registry), tmp_path / "rlhub.lock")
     loads, real = [], rlhub.mixture.load_mixture
-    monkeypatch.setattr(rlhub.mixture, "load_mixture",
-                        lambda source, *args, **kw: loads.append(source) or real(source, *args, **kw))
+
+    def counted(source, *args, **kw):
+        loads.append(source)
+        return real(source, *args, **kw)
+
+    monkeypatch.setattr(rlhub.mixture, "load_mixture", counted)
     result = cli("--domains-file", data_domain, "eval", "--mixture", mixture, "--policy",
                  "builtin:tiny", "-n", 1, "--out", tmp_path / "run", "--locked", lock_path)
     assert result.exit_code == 0, result.stderr
