@@ -14,7 +14,9 @@ Discovery order (documented in PLUGINS.md):
    withdrawn from both.
 
 Plugins named in ``RLHUB_BLOCK_PLUGINS`` (comma-separated) or passed as ``block=`` are not loaded.
-A plugin that fails to import, or whose hook raises, is recorded in :attr:`Registry.errors` and
+A plugin that fails to import, whose hook raises, or that implements a hook no hookspec names
+(a misspelt ``rlhub_domainz``: pluggy's ``check_pending()``; ``optionalhook=True`` exempts one) is
+recorded in :attr:`Registry.errors` and
 reported as ``error loading plugin "<name>" from <distribution>: <cause>``; every other plugin keeps
 working. The registry holds declarations only (:mod:`rlhub.catalog`): a domain's manifest is
 validated on first use, and its code imported on first :meth:`get`.
