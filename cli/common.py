@@ -28,12 +28,12 @@ def get_registry() -> Any:
     return wire(registry(**REGISTRY_OPTIONS) if REGISTRY_OPTIONS else registry())
 
 
-def enforce_lock(path: str, registry: Any, mixture: Any = None) -> str:
-    """``--locked LOCK``: refuse to run unless rlhub, the installed domains and ``mixture`` match
-    the lock; return its hash."""
+def enforce_lock(path: str, registry: Any, mixture: Any = None, *, mixed: Any = None) -> str:
+    """``--locked LOCK``: refuse to run unless rlhub, the installed domains and ``mixture`` (or
+    ``mixed``, the mixture already read) match the lock; return its hash."""
     from rlhub.hub.publish.lock import check_lock, read_lock
 
-    problems = check_lock(path, registry, mixture)
+    problems = check_lock(path, registry, mixture, mixed=mixed)
     if problems:
         raise RlhubError(f"refusing to run: the environment differs from the lock {path}:\n  "
                          + "\n  ".join(problems))

@@ -81,16 +81,18 @@ def eval_cmd(
     """Roll a policy out over a mixture; write trajectories and metrics.json to --out."""
     from rlhub.errors import StoreError
     from rlhub.evaluate import EvalConfig, run_eval
+    from rlhub.mixture import load_mixture
 
     registry = get_registry()
-    lock_hash = enforce_lock(locked, registry, mixture) if locked else None
+    mixed = load_mixture(mixture, registry)  # once: the lock check and the run share it
+    lock_hash = enforce_lock(locked, registry, mixed=mixed) if locked else None
     cfg = EvalConfig(mixture=mixture, policy=policy, out=out, n=n, k=k, split=split, seed=seed,
                      concurrency=concurrency, temperature=temperature, max_tokens=max_tokens,
                      resume=resume, flush_every=flush_every, locked=locked, lock_hash=lock_hash,
                      policy_options=json_object(policy_options, "--policy-options"))
     bars = RichProgress()
     try:
-        metrics = run_eval(cfg, registry=registry, progress=bars)
+        metrics = run_eval(cfg, registry=registry, progress=bars, mixed=mixed)
     except StoreError as exc:
         fail(str(exc), code=1)
     finally:

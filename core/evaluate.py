@@ -72,21 +72,6 @@ class Progress:
         """One more rollout finished."""
 
 
-# -- mixtures --------------------------------------------------------------------------------
-
-
-def mixture_domains(source: str | dict[str, Any], registry: Any) -> list[str]:
-    """The domain ids a mixture selects (globs expanded).
-
-    The mixture is read by :func:`rlhub.mixture.load_mixture`, so eval accepts exactly the
-    scheduler's format (YAML or JSON file, or a dict).
-    """
-    from rlhub.mixture import load_mixture
-
-    config = load_mixture(source, registry)
-    return sorted(config["domains"])
-
-
 # -- running ---------------------------------------------------------------------------------
 
 
@@ -175,19 +160,24 @@ class _Writer:
 
 
 def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None = None,
-             policy: Any = None) -> dict[str, Any]:
+             policy: Any = None, mixed: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run (or resume) an eval; returns the metrics also written to ``metrics.json``.
 
+    ``mixed`` is ``cfg.mixture`` as :func:`rlhub.mixture.load_mixture` returns it, when the
+    caller has read it already (the mixture is read once per command); else it is read here.
     Raises :class:`StoreError` after the run when some trajectories could not be committed.
     """
+    from rlhub.judges import judges_of
+    from rlhub.mixture import load_mixture
     from rlhub.policy import make_policy, policy_info
-    from rlhub.judges import mixture_judges
 
     progress = progress or Progress()
     store = TrajectoryStore(cfg.out, cfg.storage_options)
     store.check_writable()
-    domains = mixture_domains(cfg.mixture, registry)
-    registry.use_judges(mixture_judges(cfg.mixture, registry))
+    mixed = mixed if mixed is not None else load_mixture(cfg.mixture, registry)
+    domains = sorted(mixed["domains"])
+    origin = None if isinstance(cfg.mixture, dict) else cfg.mixture
+    registry.use_judges(judges_of(mixed, registry, origin=origin))
     run_id = _prepare_run(cfg, store, domains)
     store.clean_temp()
     done = store.job_keys() if cfg.resume else set()

@@ -1,6 +1,7 @@
 """Reading and checking a mixture's ``judges:`` (see :mod:`rlhub.verifiers.routes`).
 
-Every entry point that runs a mixture calls :func:`mixture_judges` once and hands the result to
+Every entry point that runs a mixture calls :func:`mixture_judges` (or :func:`judges_of` on the
+mixture it has read) once and hands the result to
 its registry (:meth:`rlhub.Registry.use_judges`). Bad input fails there, before anything runs,
 naming the mixture, the field, what was expected and what was found.
 """
@@ -30,13 +31,19 @@ def mixture_judges(source: str | os.PathLike[str] | dict[str, Any], registry: Re
     """
     from rlhub.mixture import load_mixture
 
-    mixed = load_mixture(source, registry)  # read once: validated, globs expanded, judges kept
+    path = origin if origin is not None else (None if isinstance(source, dict) else source)
+    return judges_of(load_mixture(source, registry), registry, origin=path)
+
+
+def judges_of(mixed: dict[str, Any], registry: Registry, *,
+              origin: str | os.PathLike[str] | None = None) -> JudgeRoutes:
+    """:func:`mixture_judges` of a mixture already read by :func:`rlhub.mixture.load_mixture`
+    (``mixed``), for an entry point that needs the mixture for more than its judges."""
     section = mixed.get("judges")
     if not section:
         return JudgeRoutes()
-    path = origin if origin is not None else (None if isinstance(source, dict) else source)
-    where = f"mixture file {path}" if path is not None else "mixture config"
-    _refuse_pulled(path, where, list(section))
+    where = f"mixture file {origin}" if origin is not None else "mixture config"
+    _refuse_pulled(origin, where, list(section))
     declared = declared_kinds(registry, mixed["domains"])
     for kind, spec in section.items():
         _check_route(kind, spec, declared, f"{where}: field judges.{kind}")

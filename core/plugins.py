@@ -14,7 +14,9 @@ Discovery order (documented in PLUGINS.md):
    withdrawn from both.
 
 Plugins named in ``RLHUB_BLOCK_PLUGINS`` (comma-separated) or passed as ``block=`` are not loaded.
-A plugin that fails to import, or whose hook raises, is recorded in :attr:`Registry.errors` and
+A plugin that fails to import, whose hook raises, or that implements a hook no hookspec names
+(a misspelt ``rlhub_domainz``: pluggy's ``check_pending()``; ``optionalhook=True`` exempts one) is
+recorded in :attr:`Registry.errors` and
 reported as ``error loading plugin "<name>" from <distribution>: <cause>``; every other plugin keeps
 working. The registry holds declarations only (:mod:`rlhub.catalog`): a domain's manifest is
 validated on first use, and its code imported on first :meth:`get`.
@@ -162,6 +164,7 @@ class Registry:
         for plugin in plugins:
             name = getattr(plugin, "PLUGIN_NAME", None) or getattr(plugin, "__name__", "plugin")
             self._register(plugin, name.rsplit(".", 1)[-1], "(registered in code)", "")
+        self._check_pending()
         self._collect_declared()
         if installed:
             self._report_installs()
@@ -205,6 +208,20 @@ class Registry:
             return
         module = getattr(plugin, "__name__", type(plugin).__name__)
         self.plugins[name] = PluginInfo(name, dist, version, module)
+
+    def _check_pending(self) -> None:
+        """pluggy's own check: a hook implementation that matches no hookspec (a misspelt
+        ``rlhub_domainz``) unless marked ``optionalhook=True``. Its plugin is unregistered and
+        reported like a plugin that fails to import; every other plugin keeps working."""
+        while True:
+            try:
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin) or "plugin"
+                self.pm.unregister(exc.plugin)
+                info = self.plugins.pop(name, None)
+                self._report(name, info.distribution if info else "(registered in code)", exc)
 
     def _report(self, name: str, dist: str, exc: BaseException) -> None:
         err = LoadError(name, dist, f"{type(exc).__name__}: {exc}")

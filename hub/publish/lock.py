@@ -237,6 +237,8 @@ def check_lock(
     lock_path: str | os.PathLike[str],
     registry: Registry,
     mixture: str | os.PathLike[str] | dict[str, Any] | None = None,
+    *,
+    mixed: dict[str, Any] | None = None,
 ) -> list[str]:
     """Compare a mixture lock with rlhub, the installed domains and the mixture; the differences.
 
@@ -245,7 +247,8 @@ def check_lock(
     library math-verify changed from ...``, ``mixture: domain X is not in the lock``); an empty
     list means the run may go ahead. A lock that cannot be read, or whose hash does not match its
     content, is one problem line too. ``rlhub train --locked`` and ``rlhub eval --locked`` pass
-    the mixture they run and refuse to run when this is not empty.
+    the mixture they run and refuse to run when this is not empty. ``mixed`` is the mixture as
+    :func:`rlhub.mixture.load_mixture` returned it, when the caller has read it already.
     """
     from rlhub import __version__
     from rlhub.mixture import load_mixture
@@ -259,8 +262,10 @@ def check_lock(
         problems.append(f"rlhub_version changed from {lock.get('rlhub_version')!r} to "
                         f"{__version__!r}")
     problems += diff_domains(lock.get("domains", {}), registry)
-    if mixture is not None:
-        problems += diff_mixture(lock, load_mixture(mixture, registry))
+    if mixed is None and mixture is not None:
+        mixed = load_mixture(mixture, registry)
+    if mixed is not None:
+        problems += diff_mixture(lock, mixed)
     return problems
 
 

@@ -308,3 +308,32 @@ def test_a_domain_file_cannot_declare_itself_deferred_to_run_code(tmp_path):
     reg = Registry(domain_files=[spec], autoload=False)
     assert reg.ids() == [] and len(reg.errors) == 1
     assert "describe" in reg.errors[0].cause and "caps.yaml" in reg.errors[0].distribution
+
+
+def test_a_misspelt_hook_implementation_is_a_plugin_error_naming_hook_and_plugin(capsys):
+    import misspeltplug
+    import toyplug
+
+    reg = Registry(plugins=[toyplug, misspeltplug], autoload=False, installed=False)
+    [err] = [e for e in reg.errors if e.name == "misspelt"]
+    assert "rlhub_domainz" in str(err) and "misspeltplug" in str(err)
+    assert str(err).startswith('error loading plugin "misspelt" from (registered in code): ')
+    assert 'error loading plugin "misspelt"' in capsys.readouterr().err
+    assert "misspelt" not in reg.plugins and reg.pm.get_plugin("misspelt") is None
+    assert "toy" in reg.plugins and any(i.startswith("toy/") for i in reg.ids())
+
+
+def test_an_optional_hook_of_a_newer_rlhub_loads_without_error():
+    from rlhub import hookimpl
+
+    class Newer:
+        """A third-party plugin implementing a hook this rlhub does not specify yet."""
+
+        PLUGIN_NAME = "newer"
+
+        @hookimpl(optionalhook=True)
+        def rlhub_from_the_future(self):
+            return []
+
+    reg = Registry(plugins=[Newer()], autoload=False, installed=False)
+    assert [e for e in reg.errors if e.name == "newer"] == [] and "newer" in reg.plugins

@@ -214,3 +214,22 @@ def test_the_verifier_code_hash_covers_the_modules_the_verifier_imports_from_its
     sourcegraph.forget()
     (problem,) = check_lock(path, reg, mix)
     assert problem.startswith(f"domain {name}/add-v1: verifier_code_hash changed from ")
+
+
+def test_a_locked_eval_reads_validates_and_expands_its_mixture_once(
+    tmp_path, mixture, registry, data_domain, cli, monkeypatch
+):
+    import rlhub.mixture
+
+    lock_path = write_lock(mixture_lock(mixture, registry), tmp_path / "rlhub.lock")
+    loads, real = [], rlhub.mixture.load_mixture
+
+    def counted(source, *args, **kw):
+        loads.append(source)
+        return real(source, *args, **kw)
+
+    monkeypatch.setattr(rlhub.mixture, "load_mixture", counted)
+    result = cli("--domains-file", data_domain, "eval", "--mixture", mixture, "--policy",
+                 "builtin:tiny", "-n", 1, "--out", tmp_path / "run", "--locked", lock_path)
+    assert result.exit_code == 0, result.stderr
+    assert loads == [str(mixture)]  # the lock check, the domains and the judges share one load

@@ -8,6 +8,9 @@ it is listed as left out and names that domain (:data:`SAME_AS`; its turn budget
 domains here (:data:`DOMAINS`) are the levels no other plugin provides. Regenerate the table with::
 
     python -m rlhub_gem.catalog --write    # or --check: exit 1 and print the differences
+
+The generator needs gem-llm and the extra ``rlhub-gem[generate]`` (rlhub-textarena, whose domain
+names it quotes); listing and playing the domains need neither.
 """
 
 from __future__ import annotations
