@@ -110,6 +110,7 @@ def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> 
     if untrusted is not None:
         refuse_untrusted(raw, untrusted, f"domain file {path}")
     verifier = raw["verifier"] if isinstance(raw["verifier"], dict) else {"name": raw["verifier"]}
+    check_option_patterns(verifier, f"domain file {path}, domain {raw['id']!r}")
     name = verifier["name"]
     reward = raw.get("reward") or DEFAULT_REWARDS.get(name)
     if reward is None:
@@ -137,6 +138,18 @@ def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> 
     namespace = raw["id"].split("/", 1)[0]
     return Manifest.parse(data, plugin=namespace, distribution=f"domain file {path}",
                           source=str(path))
+
+
+def check_option_patterns(verifier: dict[str, Any], where: str) -> None:
+    """Raise :class:`ManifestError` when a verifier option holds a pattern (``pattern``, or a JSON
+    Schema's) that cannot run on the linear-time engine (:mod:`rlhub.verifiers.patterns`)."""
+    from rlhub.verifiers.patterns import PatternError, check_pattern, schema_patterns
+
+    try:
+        for pattern in schema_patterns(verifier.get("options") or {}):
+            check_pattern(pattern, where=f"{where}, verifier {verifier['name']!r}")
+    except PatternError as exc:
+        raise ManifestError(str(exc)) from None
 
 
 def sandboxed_timeout(options: dict[str, Any]) -> float:
@@ -244,11 +257,29 @@ class DataDomain(Domain):
     def rows(self, split: str) -> list[dict[str, Any]]:
         with self._lock:
             if self._rows is None:
-                self._rows = self._split(read_rows(self.params["dataset"], self.params["base_dir"]))
+                rows = read_rows(self.params["dataset"], self.params["base_dir"])
+                self._check_rows(rows)
+                self._rows = self._split(rows)
         rows = self._rows.get(split, [])
         if not rows:
             raise ValueError(f"domain {self.id!r}: split {split!r} has no rows")
         return rows
+
+    def _check_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Refuse a dataset whose answers the verifier cannot use (a pattern for the ``regex``
+        verifier that needs backtracking, say): the environment's error, raised at load time."""
+        from rlhub.verifiers.patterns import PatternError
+
+        fields = self.params["fields"]
+        check = getattr(self.verifier, "check_data", None)
+        if check is None or "answer" not in fields:
+            return
+        for i, row in enumerate(rows):
+            where = f"domain {self.id!r}, row {row.get(fields.get('id', ''), i)!r}"
+            try:
+                check(row.get(fields["answer"]), where)
+            except PatternError as exc:
+                raise ManifestError(str(exc)) from None
 
     def _split(self, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         spec, fields = self.params["split"], self.params["fields"]

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from typing import Any
 
 from rlhub.domain import Verdict
 from rlhub.extract import final_answer, last_code_block
 from rlhub.task import Task
+from rlhub.verifiers.patterns import (
+    check_pattern,
+    check_schema,
+    compile_pattern,
+    linear_validator,
+)
 
 
 def normalize(text: str, mode: str) -> str:
@@ -50,27 +55,33 @@ class Exact:
 class Regex:
     """Pass when the completion (or its extracted answer) matches a regular expression.
 
-    The pattern is ``options.pattern`` or, when absent, ``task.answer``. Options: ``fullmatch``
-    (default true), ``flags`` (letters of ``imsx``), ``extract`` (``answer`` or ``all``, default
-    ``all``). Component: ``match``.
+    The pattern is ``options.pattern`` or, when absent, ``task.answer``; it runs on the
+    linear-time engine (:mod:`rlhub.verifiers.patterns`), so a pattern from data cannot stall
+    the verifier, and one the engine refuses is a :class:`~.patterns.PatternError` (the
+    environment's fault). Options: ``fullmatch`` (default true), ``flags`` (letters of ``ims``),
+    ``extract`` (``answer`` or ``all``, default ``all``). Component: ``match``.
     """
 
     def __init__(self, options: dict[str, Any]):
         self.pattern = options.get("pattern")
         self.fullmatch = options.get("fullmatch", True)
         self.extract = options.get("extract", "all")
-        flag_map = {"i": re.I, "m": re.M, "s": re.S, "x": re.X}
-        self.flags = 0
-        for letter in options.get("flags", ""):
-            self.flags |= flag_map[letter]
-        if self.pattern is not None:
-            re.compile(self.pattern, self.flags)
+        self.flags = str(options.get("flags", ""))
+        check_pattern("" if self.pattern is None else self.pattern, self.flags,
+                      where="regex verifier option 'pattern'")
+
+    def check_data(self, answer: Any, where: str) -> None:
+        """Raise :class:`~.patterns.PatternError` when a task with ``answer`` cannot be matched
+        (data-only domains call it on every row as their dataset loads)."""
+        if self.pattern is None:
+            check_pattern(str(answer), self.flags, where=where)
 
     def check(self, task: Task, completion: str) -> Verdict:
         pattern = self.pattern if self.pattern is not None else str(task.answer)
         text = final_answer(completion) if self.extract == "answer" else completion.strip()
-        matcher = re.fullmatch if self.fullmatch else re.search
-        ok = matcher(pattern, text, self.flags) is not None
+        compiled = compile_pattern(pattern, self.flags)
+        found = compiled.fullmatch(text) if self.fullmatch else compiled.search(text)
+        ok = found is not None
         feedback = "" if ok else f"The output does not match the required pattern {pattern!r}."
         return Verdict({"match": float(ok)}, ok, feedback)
 
@@ -91,22 +102,34 @@ def parse_json_answer(completion: str) -> Any:
 class JsonSchema:
     """Pass when the completion is JSON valid against a JSON Schema.
 
-    The schema is ``options.schema`` or, when absent, ``task.answer``. Components: ``valid_json``
-    (it parses) and ``schema_ok`` (it validates).
+    The schema is ``options.schema`` or, when absent, ``task.answer``. Its ``pattern`` and
+    ``patternProperties`` match on the linear-time engine (:func:`.patterns.linear_validator`).
+    Components: ``valid_json`` (it parses) and ``schema_ok`` (it validates).
     """
 
     def __init__(self, options: dict[str, Any]):
         self.schema = options.get("schema")
+        if self.schema is not None:
+            check_schema(self.schema, where="json-schema verifier option 'schema'")
+
+    def check_data(self, answer: Any, where: str) -> None:
+        """Raise :class:`~.patterns.PatternError` when the schema of a task with ``answer``
+        cannot be checked in linear time (see :meth:`Regex.check_data`)."""
+        if self.schema is None:
+            check_schema(self.schema_of(answer), where=where)
+
+    def schema_of(self, answer: Any) -> Any:
+        return self.schema if self.schema is not None else answer
 
     def check(self, task: Task, completion: str) -> Verdict:
         import jsonschema
 
-        schema = self.schema if self.schema is not None else task.answer
+        schema = self.schema_of(task.answer)
         try:
             value = parse_json_answer(completion)
         except ValueError as exc:
             return Verdict({"valid_json": 0.0, "schema_ok": 0.0}, False, f"Not valid JSON: {exc}")
-        validator = jsonschema.Draft202012Validator(schema)
+        validator = linear_validator(schema, where="json-schema verifier")
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
         if error is None:
             return Verdict({"valid_json": 1.0, "schema_ok": 1.0}, True)
