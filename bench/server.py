@@ -27,7 +27,7 @@ from rlhub import registry
 from rlhub.hub.openrlhf.export import label_of
 from rlhub.hub.server.process import ServerProcess
 
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v2", "math/fractions-l1-v1", "code/py-roman-v2")
+DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "math/fractions-l1-v2", "code/py-roman-v2")
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
 WRONG = {"math": "The answer is \\boxed{-7}.", "code": "```python\ndef f():\n    return 0\n```"}
 

@@ -29,7 +29,7 @@ from starlette.testclient import TestClient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-MATH = "math/arithmetic-l1-v1"
+MATH = "math/arithmetic-l1-v2"
 MIXTURE = {"strategy": "static", "domains": {MATH: 1.0}}
 
 
