@@ -1,0 +1,75 @@
+"""The contract kit's integrity probes over a sample of domains (or all): what each probe class
+earned on each domain, and what the whole kit costs per domain.
+
+``--label NAME`` files the run under that name in ``bench/results/probes.json`` (runs under other
+labels are kept), so one file can hold, say, a run on main's plugins (``before``) beside a run on
+this branch's (``after``): ``rlhub check --json`` reports the same classes per domain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import RESULTS, emit  # noqa: E402
+
+import rlhub  # noqa: E402
+from rlhub.testing import inspect_domain  # noqa: E402
+
+#: A few domains of every first-party plugin (judged domains need a judge: left out here).
+SAMPLE = (
+    "math/arithmetic-l1", "math/fractions-l2", "math/number-theory-l1", "rg/coin_flip",
+    "rg/basic_arithmetic", "rg/ab", "rg/arc_1d", "rg/letter_counting", "rcore/arithmetics",
+    "rcore/code-analysis", "code/py-roman", "code/bash-csvsum", "instruct/bullets",
+    "instruct/combo3", "instruct/highlights", "structured/json-schema-l4", "structured/format-date",
+    "structured/csv-records", "agentic/calculator", "agentic/guess-number",
+    "textarena/2048-super-easy", "textarena/tic-tac-toe", "gem/guess-the-number-easy",
+    "gem/sudoku-easy",
+)
+
+
+def sample_ids(registry: Any, names: tuple[str, ...]) -> list[str]:
+    """The installed id of each ``plugin/name`` (whatever its version)."""
+    ids = registry.ids()
+    return [i for name in names for i in ids if i.rsplit("-v", 1)[0] == name]
+
+
+def probe_row(report: Any, seconds: float) -> dict[str, Any]:
+    data = report.to_dict()
+    return {"seconds": round(seconds, 3), "ok": data["ok"], "problems": data["problems"],
+            "known": data["known"], "probes": {
+                name: {k: v for k, v in p.items() if k != "problems"}
+                | {"problems": len(p["problems"])} for name, p in data["probes"].items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--all", action="store_true", help="every installed domain")
+    parser.add_argument("--label", default="current", help="the run's name in probes.json")
+    parser.add_argument("-n", type=int, default=3, help="tasks per domain (CI uses 3)")
+    args = parser.parse_args()
+    registry = rlhub.registry()
+    ids = registry.ids() if args.all else sample_ids(registry, SAMPLE)
+    rows: dict[str, Any] = {}
+    for domain_id in ids:
+        started = time.perf_counter()
+        report = inspect_domain(domain_id, n=args.n, registry=registry, across_processes=False)
+        rows[domain_id] = probe_row(report, time.perf_counter() - started)
+        print(f"{rows[domain_id]['seconds']:8.2f} s  {domain_id}", file=sys.stderr)
+    times = [r["seconds"] for r in rows.values()]
+    run = {"domains": len(rows), "kit_total_s": round(sum(times), 2),
+           "kit_median_s": round(statistics.median(times), 3), "results": rows}
+    path = RESULTS / "probes.json"
+    runs = json.loads(path.read_text()).get("runs", {}) if path.exists() else {}
+    runs[args.label] = run
+    emit({"bench": "probes", "runs": runs})
+
+
+if __name__ == "__main__":
+    main()
