@@ -149,12 +149,12 @@ def test_a_lock_from_another_rlhub_version_is_refused(tmp_path, mixture, registr
 
 def test_scoring_library_versions_are_locked_and_a_different_one_is_named(tmp_path):
     reg = Registry()
-    wanted = ["math/arithmetic-l1-v2", "rg/leg_counting-v2"]
+    wanted = ["math/arithmetic-l1-v2", "rg/leg_counting-v3"]
     if not all(d in reg.manifests for d in wanted):
         pytest.fail("the first-party plugins rlhub-math and rlhub-reasoning-gym are not installed")
     lock = mixture_lock({"strategy": "uniform", "domains": wanted}, reg)
     math_libs = lock["domains"]["math/arithmetic-l1-v2"]["libraries"]
-    gym_libs = lock["domains"]["rg/leg_counting-v2"]["libraries"]
+    gym_libs = lock["domains"]["rg/leg_counting-v3"]["libraries"]
     gym = next(d for d in gym_libs if d.replace("_", "-").lower() == "reasoning-gym")
     assert math_libs["math-verify"] == metadata.version("math-verify")
     assert gym_libs[gym] == metadata.version(gym)

@@ -31,7 +31,7 @@ from rlhub.hub.server.process import ServerProcess  # noqa: E402
 from rlhub.hub.server.protocol import LOG_KEYS  # noqa: E402
 
 HARNESS = Path(__file__).with_name("test_openrlhf_harness.py")
-DOMAINS = ("math/arithmetic-l1-v2", "code/py-roman-v2", "instruct/lowercase-v2",
+DOMAINS = ("math/arithmetic-l1-v2", "code/py-roman-v2", "instruct/lowercase-v3",
            "structured/json-schema-l1-v2")
 
 

@@ -20,7 +20,7 @@ from rlhub.hub.server.protocol import LOG_KEYS, strip_trailing_tokens
 from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "instruct/lowercase-v2",
+DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "instruct/lowercase-v3",
            "structured/json-schema-l1-v2", "agentic/calculator-v1")
 MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v2": 1.0,
                                             "code/py-roman-v2": 1.0}}
@@ -156,7 +156,7 @@ def test_whole_groups_are_observed_and_malformed_reports_are_refused(client: Tes
     state = client.get("/v1/scheduler/weights").json()
     assert state["observed_groups"] == before + 2
     assert set(state["weights"]) == set(MIXTURE["domains"])
-    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v2", "group_rewards": []})
+    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v3", "group_rewards": []})
     assert bad.status_code == 400 and "expected a domain of the server's mixture" in bad.text
     nan = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v2",
                                                      "group_rewards": [[1, "x"]]})

@@ -8,7 +8,9 @@ from rlhub import hookimpl
 
 # v2: every task carries a content requirement that gates every format instruction (v1 paid full
 # reward to a one-word answer on a quarter of the families).
-VERSION = "2.0.0"
+# v3: the gate also asks for prose (no numbered filler or identifiers, English function words, not
+# the prompt's words shuffled): the topic word plus numbered tokens earned 1.0 on four families.
+VERSION = "3.0.0"
 
 # (domain name, constraint kinds, what the response must do)
 FAMILIES: tuple[tuple[str, list[str], str], ...] = (

@@ -83,5 +83,5 @@ def test_the_excluded_datasets_are_listed_as_left_out_with_their_reason():
     import rlhub
 
     rows = {r["id"]: r for r in rlhub.registry().left_out if r["plugin"] == "rg"}
-    assert sorted(rows) == ["rg/composite-v2", "rg/game_of_life_halting-v2"]
-    assert "cannot tell right from wrong" in rows["rg/game_of_life_halting-v2"]["reason"]
+    assert sorted(rows) == ["rg/composite-v3", "rg/game_of_life_halting-v3"]
+    assert "cannot tell right from wrong" in rows["rg/game_of_life_halting-v3"]["reason"]
