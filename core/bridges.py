@@ -19,8 +19,9 @@ surface (``Domain.verify``, ``/get_reward``, the contract kit) scores exactly a 
 
 Scorers are strangers' code. :func:`gold_agrees` is what a bridge checks itself before it pays
 an upstream scorer's full marks: when the gold answer is a number, the answer must be that number
-(at the gold's printed precision); a reasoning-gym scorer crediting a matching prefix of the
-printed number paid ``0`` in full for the gold ``0.98``.
+(at the gold's printed precision), and no answer may be the gold with more around it; a
+reasoning-gym scorer crediting a matching prefix of the printed number paid ``0`` in full for the
+gold ``0.98``, and a Reasoning Core scorer found the gold in ``gold\\nYes``.
 
 Also here: :class:`GameCache` (reset games kept and forked, as some take seconds to generate),
 :func:`bounded_space` and :func:`bounded_lines` (long whitespace runs and long lines cut before a
@@ -96,18 +97,32 @@ def as_number(text: str) -> Fraction | None:
 
 
 def gold_agrees(answer: str, gold: Any) -> bool | None:
-    """Whether ``answer`` is the gold's number: None when the gold is not a number (the upstream
-    scorer decides), else equal within half a unit of the gold's last printed decimal (exactly,
-    for an integer or a fraction)."""
-    expected = as_number(str(gold)) if isinstance(gold, (str, int, float)) else None
-    if expected is None:
+    """Whether ``answer`` agrees with the gold, as far as the bridge can tell by itself.
+
+    A numeric gold wants that number: equal within half a unit of the gold's last printed
+    decimal (exactly, for an integer or a fraction). Any other gold: True when the answer is the
+    gold (spaces aside), False when it holds the gold and more (``gold\\nYes``: a hedge an
+    upstream scorer that searches the answer accepts in any position), else None: the upstream
+    scorer decides (a puzzle may have other right answers).
+    """
+    if not isinstance(gold, (str, int, float)):
         return None
+    expected = as_number(str(gold))
+    if expected is None:
+        return _superstring(answer, str(gold))
     found = as_number(answer)
     if found is None:
         return False
     mantissa = str(gold).strip().split("e")[0].split("E")[0]
     decimals = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
     return abs(found - expected) <= (Fraction(1, 2 * 10**decimals) if decimals else 0)
+
+
+def _superstring(answer: str, gold: str) -> bool | None:
+    said, wanted = " ".join(answer.split()).rstrip("."), " ".join(gold.split())
+    if not wanted or said == wanted:
+        return True if wanted else None
+    return False if wanted in said else None
 
 
 class RandomScope:

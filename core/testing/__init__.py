@@ -35,7 +35,8 @@ GARBAGE_SEED = 1234
 def bad_inputs(task: Task) -> dict[str, str]:
     """Completions that must never earn the maximum reward, by name."""
     rng = random.Random(GARBAGE_SEED)
-    garbage = "".join(rng.choice(string.printable) for _ in range(300))
+    # one line: a random line break could leave a last line that is, by chance, a right option
+    garbage = "".join(rng.choice(string.printable.strip() + " ") for _ in range(300))
     return {
         "empty": "",
         "whitespace": " \n\t \n",

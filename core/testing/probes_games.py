@@ -30,7 +30,7 @@ from rlhub.task import Task
 from rlhub.testing.probes import ProbeReport, cannot_run, is_game
 
 SEEDS = 8
-MAX_MOVES = 30
+MAX_MOVES = 20
 MARGIN = 0.25
 PLAYER_SEED = 99
 _MOVE = re.compile(r"\[[^\[\]\n]{1,24}\]|\\boxed\{[^{}\n]{1,24}\}")

@@ -40,6 +40,15 @@ def test_the_canonical_answer_passes_and_another_tasks_answer_fails_with_the_sou
     assert wrong.feedback.startswith("Reasoning Core scored the answer")
 
 
+def test_the_gold_with_more_around_it_is_not_a_pass_though_reasoning_core_pays_it():
+    dom = REG.get("rcore/code-analysis-v2")
+    task = dom.task("train", 0, 0)
+    for hedge in (f"{task.answer}\nYes", f"Yes\n{task.answer}"):
+        score = dom.verify(task, f"<answer>{hedge}</answer>")
+        assert score.components["score"] == 1.0  # Reasoning Core finds the gold in it
+        assert (score.reward, score.passed) == (0.0, False), hedge
+
+
 def test_an_answer_outside_the_tags_is_read_but_the_format_component_says_so():
     dom = REG.get("rcore/graph-successors-v2")
     task = dom.task("train", 1, 0)
