@@ -74,6 +74,7 @@ from rlhub.failures import of_exception
 from rlhub.hub.server.connections import ConnectionLimits, limited_protocol
 from rlhub.hub.server.dedupe import Answer, RequestLog, error
 from rlhub.hub.server.guard import (
+    BodyBudget,
     RequestRefused,
     check_items,
     claimed_domain,
@@ -123,6 +124,7 @@ class ServerConfig:
     episode_ttl_s: float = 900.0
     max_episodes: int = 10_000
     max_body_bytes: int = 16 << 20
+    max_buffered_bytes: int = 1 << 30  # bodies in memory at once, arriving or parked at the gate
     body_timeout_s: float = 30.0
     header_timeout_s: float = 10.0
     max_connections_per_client: int = 1024
@@ -185,6 +187,7 @@ class RewardService:
                                    config.max_request_log_bytes, config.max_kept_answer_bytes)
         self.connections = ConnectionLimits(config.max_connections_per_client,
                                             config.header_timeout_s)
+        self.bodies = BodyBudget(config.max_buffered_bytes)
         self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
         self.scheduler = SharedScheduler(self._scheduler(), config.episode_ttl_s)
         self.label_key = labels.load_key(config.label_key_file) or labels.new_key()
@@ -315,6 +318,11 @@ class RewardService:
                                   result["verify_ms"]), False
 
     # -- /v1 -------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def domain_rows(self) -> list[dict[str, Any]]:
+        """``/v1/domains``: built once (the registry does not change while the server runs)."""
+        return self.domains()
 
     def domains(self) -> list[dict[str, Any]]:
         rows = []
@@ -481,7 +489,8 @@ class RewardService:
                 "domains": len(self.registry.ids()),
                 "pool": self.pool.info() if self.pool else None,
                 "queue": {"limit": self.gate.limit, "waiting": self.gate.waiting,
-                          "inflight": self.gate.inflight, "reading": self.gate.reading},
+                          "inflight": self.gate.inflight, "reading": self.gate.reading,
+                          "body_bytes": self.bodies.held},
                 "connections": self.connections.state(),
                 "episodes": len(self.episodes.entries), "scheduler": self.scheduler.state(),
                 "requests": self.requests.state(), "features": list(FEATURES)}
@@ -561,7 +570,7 @@ def create_app(config: ServerConfig, registry: Any) -> Any:
 def _routes(app: Any, service: RewardService) -> None:
     route = _Router(app, service)
     route("POST", "/get_reward", service.rewards, reward=True)
-    route("GET", "/v1/domains", lambda _: _const({"domains": service.domains()}), gated=False)
+    route("GET", "/v1/domains", lambda _: _const({"domains": service.domain_rows}), gated=False)
     route("POST", "/v1/sample", service.sample, idempotent=True)
     route("POST", "/v1/verify", service.verify)
     route("POST", "/v1/episodes", service.open_episode, idempotent=True)
@@ -623,6 +632,13 @@ class _Router:
             raw = await self._body(request)
         except RequestRefused as exc:
             return error(exc.status, str(exc))
+        try:
+            return await self._run(request, raw, fn, gated, reward, idempotent)
+        finally:
+            self.service.bodies.give(len(raw))
+
+    async def _run(self, request: Any, raw: bytes, fn: Callable[..., Awaitable[Any]],
+                   gated: bool, reward: bool, idempotent: bool) -> Answer:
         run = functools.partial(_handle, request, raw, fn, reward)
         gate = self.service.gate
         if idempotent:
@@ -639,7 +655,8 @@ class _Router:
         config, gate = self.service.config, self.service.gate
         gate.reading += 1
         try:
-            return await read_raw(request, config.max_body_bytes, config.body_timeout_s)
+            return await read_raw(request, config.max_body_bytes, config.body_timeout_s,
+                                  self.service.bodies)
         finally:
             gate.reading -= 1
 

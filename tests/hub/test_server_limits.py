@@ -245,3 +245,37 @@ def test_a_large_keyed_sample_is_answered_but_not_kept_and_its_retry_is_not_run_
     assert first.status_code == 200 and len(first.json()["tasks"]) == 200
     assert retry.status_code == 410 and "it is not run again" in retry.json()["error"]
     assert kept["bytes"] < 4096 and kept["unkept"] == 1
+
+
+def test_bodies_held_in_memory_wait_for_the_byte_budget_instead_of_filling_the_machine():
+    import asyncio
+
+    from rlhub.hub.server.guard import BodyBudget
+
+    async def scenario() -> list[Any]:
+        budget = BodyBudget(100)
+        await budget.take(80)
+        second = asyncio.ensure_future(budget.take(50))
+        await asyncio.sleep(0.01)
+        waited = not second.done()
+        budget.give(80)
+        await asyncio.wait_for(second, 5)
+        alone = BodyBudget(10)
+        await asyncio.wait_for(alone.take(50), 5)  # one body over the budget goes alone
+        return [waited, budget.held, alone.held]
+
+    assert asyncio.run(scenario()) == [True, 50, 50]
+
+
+def test_every_body_is_given_back_to_the_budget_once_answered():
+    from starlette.testclient import TestClient
+
+    from rlhub.hub.server.app import create_app
+
+    task = stuck_registry().get("stuck/wait-v1").task("train", 0, 0)
+    with TestClient(create_app(ServerConfig(workers=1), stuck_registry())) as client:
+        for _ in range(3):
+            client.post("/get_reward", json={"query": [task.gold], "prompts": [""],
+                                             "labels": [label_of(task)]})
+        client.post("/v1/verify", content=b"{" + b" " * 5000)  # refused: invalid JSON
+        assert client.get("/health").json()["queue"]["body_bytes"] == 0
