@@ -21,8 +21,9 @@ from _util import RESULTS, emit  # noqa: E402
 
 import rlhub  # noqa: E402
 from rlhub.testing import inspect_domain  # noqa: E402
+from rlhub.testing.judge_server import judge_env  # noqa: E402
 
-#: A few domains of every first-party plugin (judged domains need a judge: left out here).
+#: A few domains of every first-party plugin.
 SAMPLE = (
     "math/arithmetic-l1", "math/fractions-l2", "math/number-theory-l1", "rg/coin_flip",
     "rg/basic_arithmetic", "rg/ab", "rg/arc_1d", "rg/letter_counting", "rcore/arithmetics",
@@ -30,7 +31,7 @@ SAMPLE = (
     "instruct/combo3", "instruct/highlights", "structured/json-schema-l4", "structured/format-date",
     "structured/csv-records", "agentic/calculator", "agentic/guess-number",
     "textarena/2048-super-easy", "textarena/tic-tac-toe", "gem/guess-the-number-easy",
-    "gem/sudoku-easy",
+    "gem/sudoku-easy", "judged/reasoned-arithmetic",
 )
 
 
@@ -57,11 +58,13 @@ def main() -> None:
     registry = rlhub.registry()
     ids = registry.ids() if args.all else sample_ids(registry, SAMPLE)
     rows: dict[str, Any] = {}
-    for domain_id in ids:
-        started = time.perf_counter()
-        report = inspect_domain(domain_id, n=args.n, registry=registry, across_processes=False)
-        rows[domain_id] = probe_row(report, time.perf_counter() - started)
-        print(f"{rows[domain_id]['seconds']:8.2f} s  {domain_id}", file=sys.stderr)
+    with judge_env():  # judged domains are checked against the scripted judge, as in CI
+        for domain_id in ids:
+            started = time.perf_counter()
+            report = inspect_domain(domain_id, n=args.n, registry=registry,
+                                    across_processes=False)
+            rows[domain_id] = probe_row(report, time.perf_counter() - started)
+            print(f"{rows[domain_id]['seconds']:8.2f} s  {domain_id}", file=sys.stderr)
     times = [r["seconds"] for r in rows.values()]
     run = {"domains": len(rows), "kit_total_s": round(sum(times), 2),
            "kit_median_s": round(statistics.median(times), 3), "results": rows}
