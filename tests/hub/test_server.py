@@ -119,7 +119,7 @@ def test_sampling_a_domain_is_deterministic_and_validated(client: TestClient) ->
         [f"math/arithmetic-l1-v2:train:7:{i}" for i in (2, 3, 4)]
     bad = client.post("/v1/sample", json={"domain": "math/arithmetic-l1-v2", "n": 0})
     assert bad.status_code == 400
-    assert bad.json()["error"] == "expected 'n' to be an integer in [1, 10000], found 0"
+    assert bad.json()["error"] == "expected 'n' to be an integer in [1, 1024], found 0"
     assert client.post("/v1/sample", json={"domain": "math/nope-v1"}).status_code == 404
 
 
