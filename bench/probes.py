@@ -3,7 +3,9 @@ earned on each domain, and what the whole kit costs per domain.
 
 ``--label NAME`` files the run under that name in ``bench/results/probes.json`` (runs under other
 labels are kept), so one file can hold, say, a run on main's plugins (``before``) beside a run on
-this branch's (``after``): ``rlhub check --json`` reports the same classes per domain.
+this branch's (``after``): ``rlhub check --json`` reports the same classes per domain. With both,
+``version_changes`` lists every domain whose version changed between them and, per probe class,
+the highest reward a probe earned on it before and after (``null``: the class ran no probe).
 """
 
 from __future__ import annotations
@@ -49,6 +51,21 @@ def probe_row(report: Any, seconds: float) -> dict[str, Any]:
                 | {"problems": len(p["problems"])} for name, p in data["probes"].items()}}
 
 
+def version_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Domains whose id changed version between two runs, with each class's highest reward."""
+    old = {i.rsplit("-v", 1)[0]: i for i in before["results"]}
+    rows = []
+    for new_id, new in after["results"].items():
+        old_id = old.get(new_id.rsplit("-v", 1)[0])
+        if old_id is None or old_id == new_id:
+            continue
+        was = before["results"][old_id]
+        rows.append({"before": old_id, "after": new_id, "ok": [was["ok"], new["ok"]],
+                     "probes": {name: [was["probes"].get(name, {}).get("max_reward"),
+                                       p["max_reward"]] for name, p in new["probes"].items()}})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--all", action="store_true", help="every installed domain")
@@ -71,7 +88,10 @@ def main() -> None:
     path = RESULTS / "probes.json"
     runs = json.loads(path.read_text()).get("runs", {}) if path.exists() else {}
     runs[args.label] = run
-    emit({"bench": "probes", "runs": runs})
+    result: dict[str, Any] = {"bench": "probes", "runs": runs}
+    if {"before", "after"} <= set(runs):
+        result["version_changes"] = version_changes(runs["before"], runs["after"])
+    emit(result)
 
 
 if __name__ == "__main__":
