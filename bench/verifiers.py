@@ -72,14 +72,15 @@ def linear_engine(n: int) -> dict[str, Any]:
 
     import jsonschema
 
-    from rlhub.verifiers.patterns import compile_pattern, linear_validator
+    from rlhub.jsonschemas import validator
+    from rlhub.verifiers.patterns import compile_pattern
 
     compiled_re2 = compile_pattern(PATTERN)
     re2_match = per_call_us(lambda: compiled_re2.fullmatch(TEXT), 20 * n)
     re_match = per_call_us(lambda: re.fullmatch(PATTERN, TEXT), 20 * n)
     plain = per_call_us(lambda: list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(
         INSTANCE)), n)
-    linear = per_call_us(lambda: list(linear_validator(SCHEMA).iter_errors(INSTANCE)), n)
+    linear = per_call_us(lambda: list(validator(SCHEMA).iter_errors(INSTANCE)), n)
     return {"regex_match": {"re2_us": re2_match, "re_us": re_match,
                             "cost_us": re2_match - re_match},
             "json_schema_with_patterns": {"re2_us": linear, "re_us": plain,

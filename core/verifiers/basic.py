@@ -7,14 +7,11 @@ import unicodedata
 from typing import Any
 
 from rlhub.domain import Verdict
+from rlhub.errors import VerifierError
 from rlhub.extract import final_answer, last_code_block
+from rlhub.jsonschemas import remote_problem, validator
 from rlhub.task import Task
-from rlhub.verifiers.patterns import (
-    check_pattern,
-    check_schema,
-    compile_pattern,
-    linear_validator,
-)
+from rlhub.verifiers.patterns import compile_pattern
 
 
 def normalize(text: str, mode: str) -> str:
@@ -56,7 +53,7 @@ class Regex:
     """Pass when the completion (or its extracted answer) matches a regular expression.
 
     The pattern is ``options.pattern`` or, when absent, ``task.answer``; it runs on the
-    linear-time engine (:mod:`rlhub.verifiers.patterns`), so a pattern from data cannot stall
+    linear-time engine (:func:`.patterns.compile_pattern`), so a pattern from data cannot stall
     the verifier, and one the engine refuses is a :class:`~.patterns.PatternError` (the
     environment's fault). Options: ``fullmatch`` (default true), ``flags`` (letters of ``ims``),
     ``extract`` (``answer`` or ``all``, default ``all``). Component: ``match``.
@@ -67,21 +64,14 @@ class Regex:
         self.fullmatch = options.get("fullmatch", True)
         self.extract = options.get("extract", "all")
         self.flags = str(options.get("flags", ""))
-        check_pattern("" if self.pattern is None else self.pattern, self.flags,
-                      where="regex verifier option 'pattern'")
-
-    def check_data(self, answer: Any, where: str) -> None:
-        """Raise :class:`~.patterns.PatternError` when a task with ``answer`` cannot be matched
-        (data-only domains call it on every row as their dataset loads)."""
-        if self.pattern is None:
-            check_pattern(str(answer), self.flags, where=where)
+        if self.pattern is not None:
+            compile_pattern(self.pattern, self.flags)
 
     def check(self, task: Task, completion: str) -> Verdict:
         pattern = self.pattern if self.pattern is not None else str(task.answer)
         text = final_answer(completion) if self.extract == "answer" else completion.strip()
         compiled = compile_pattern(pattern, self.flags)
-        found = compiled.fullmatch(text) if self.fullmatch else compiled.search(text)
-        ok = found is not None
+        ok = (compiled.fullmatch(text) if self.fullmatch else compiled.search(text)) is not None
         feedback = "" if ok else f"The output does not match the required pattern {pattern!r}."
         return Verdict({"match": float(ok)}, ok, feedback)
 
@@ -102,35 +92,29 @@ def parse_json_answer(completion: str) -> Any:
 class JsonSchema:
     """Pass when the completion is JSON valid against a JSON Schema.
 
-    The schema is ``options.schema`` or, when absent, ``task.answer``. Its ``pattern`` and
-    ``patternProperties`` match on the linear-time engine (:func:`.patterns.linear_validator`).
-    Components: ``valid_json`` (it parses) and ``schema_ok`` (it validates).
+    The schema is ``options.schema`` or, when absent, ``task.answer``. Components: ``valid_json``
+    (it parses) and ``schema_ok`` (it validates). The schema is compiled offline
+    (:mod:`rlhub.jsonschemas`): a reference outside it is a :class:`VerifierError` naming the
+    domain, never a download, and its ``pattern`` and ``patternProperties`` match in linear time.
     """
 
     def __init__(self, options: dict[str, Any]):
         self.schema = options.get("schema")
-        if self.schema is not None:
-            check_schema(self.schema, where="json-schema verifier option 'schema'")
-
-    def check_data(self, answer: Any, where: str) -> None:
-        """Raise :class:`~.patterns.PatternError` when the schema of a task with ``answer``
-        cannot be checked in linear time (see :meth:`Regex.check_data`)."""
-        if self.schema is None:
-            check_schema(self.schema_of(answer), where=where)
-
-    def schema_of(self, answer: Any) -> Any:
-        return self.schema if self.schema is not None else answer
 
     def check(self, task: Task, completion: str) -> Verdict:
         import jsonschema
+        from referencing.exceptions import Unresolvable
 
-        schema = self.schema_of(task.answer)
+        schema = self.schema if self.schema is not None else task.answer
         try:
             value = parse_json_answer(completion)
         except ValueError as exc:
             return Verdict({"valid_json": 0.0, "schema_ok": 0.0}, False, f"Not valid JSON: {exc}")
-        validator = linear_validator(schema, where="json-schema verifier")
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        try:  # compiled offline: a reference outside the schema is never fetched
+            error = jsonschema.exceptions.best_match(validator(schema).iter_errors(value))
+        except Unresolvable as exc:
+            raise VerifierError(remote_problem(schema, f"domain {task.domain}, task {task.id}")
+                                or f"domain {task.domain}, task {task.id}: {exc}") from None
         if error is None:
             return Verdict({"valid_json": 1.0, "schema_ok": 1.0}, True)
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"

@@ -1,21 +1,21 @@
-"""Patterns that come from data, matched in linear time (RE2, through ``google-re2``).
+"""Regular expressions from data, matched in linear time (RE2, through ``google-re2``).
 
-A regular expression from a dataset row, a verifier option, a JSON Schema or a pulled environment
-is a stranger's input. Python's ``re`` backtracks: ``(a+)+$`` against forty ``a`` and a ``!``
-runs for minutes inside C code that holds the interpreter lock, so no thread-level timeout stops
-it and a server doing it stops answering. RE2 matches in time linear in the text, whatever the
-pattern, with bounded memory; it refuses what cannot be matched that way (backreferences,
-look-around, possessive or atomic groups) and repetition counts above 1000.
+A pattern from a dataset row, a verifier option, a JSON Schema or a pulled environment is a
+stranger's input, and it is matched against model output, which is hostile. Python's ``re``
+backtracks: ``(a+)+$`` against forty ``a`` and a ``!`` runs for minutes inside C code that holds
+the interpreter lock, so no thread-level timeout stops it and a server doing it stops answering.
+RE2 matches in time linear in the text, whatever the pattern, with bounded memory; it refuses what
+cannot be matched that way (backreferences, look-around, possessive or atomic groups) and
+repetition counts above 1000.
 
-* :func:`check_pattern` raises :class:`PatternError` (a :class:`~rlhub.errors.VerifierError`,
-  never the model's fault) saying why a pattern cannot be used; callers name where it came from.
-  Domain files are checked when they are read, and data rows when their dataset is loaded, so a
-  bad pattern is the environment's error at load time (``rlhub pull`` can call it too).
-* :func:`compile_pattern` gives the compiled RE2 pattern (cached): ``.search``, ``.fullmatch``.
-* :func:`schema_patterns` lists a JSON Schema's patterns; :func:`check_schema` checks them all;
-  :func:`linear_validator` is a draft 2020-12 validator whose ``pattern``, ``patternProperties``
-  and ``additionalProperties`` match with RE2.
+* :func:`compile_pattern` is the one way rlhub runs a pattern from data: the compiled RE2
+  pattern (cached; ``.search``, ``.fullmatch``), or :class:`PatternError` (a
+  :class:`~rlhub.errors.VerifierError`, never the model's fault) saying why it cannot be;
+* :func:`check_pattern` is the same refusal as one sentence (or None), for the checks that run
+  when a domain file is read, as its rows load and at ``rlhub pull``
+  (:mod:`rlhub.gradingdata`), which name where the pattern came from.
 
+JSON Schemas' ``pattern`` and ``patternProperties`` run here too (:func:`rlhub.jsonschemas.validator`).
 Python's flags ``i``, ``m`` and ``s`` become RE2's inline flags; ``\\Z`` is read as RE2's ``\\z``.
 RE2's ``\\d``, ``\\w`` and ``\\b`` are ASCII, a little narrower than Python's.
 """
@@ -23,8 +23,6 @@ RE2's ``\\d``, ``\\w`` and ``\\b`` are ASCII, a little narrower than Python's.
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from rlhub.errors import VerifierError
@@ -68,107 +66,17 @@ def compile_pattern(pattern: str, flags: str = "") -> Any:
     try:
         return re2.compile(prefix + _translate(pattern), options)
     except re2.error as exc:
-        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(
-            exc.args[0], bytes) else str(exc)
-        raise PatternError(f"the pattern {pattern[:120]!r} cannot run on the linear-time engine "
-                           f"(RE2): {reason}; rewrite it without backreferences, look-around or "
-                           "repetitions above 1000") from None
+        reason = exc.args[0] if exc.args else exc
+        reason = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+        raise PatternError(f"pattern {pattern[:200]!r} is not accepted by RE2 (linear-time "
+                           f"matching): {reason}; rewrite it without backreferences, look-around "
+                           "or repetitions above 1000") from None
 
 
-def check_pattern(pattern: Any, flags: str = "", *, where: str = "") -> None:
-    """Raise :class:`PatternError` (prefixed by ``where``) when ``pattern`` cannot be used."""
+def check_pattern(pattern: Any, flags: str = "") -> str | None:
+    """None when ``pattern`` can run on the linear-time engine, else why not (one sentence)."""
     try:
         compile_pattern(pattern, flags)
     except PatternError as exc:
-        raise PatternError(f"{where}: {exc}" if where else str(exc)) from None
-
-
-def schema_patterns(schema: Any) -> Iterator[str]:
-    """Every regular expression of a JSON Schema: ``pattern`` values and ``patternProperties``
-    keys, at any depth (``$defs`` and every other subschema included)."""
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "pattern" and isinstance(value, str):
-                yield value
-            elif key == "patternProperties" and isinstance(value, dict):
-                yield from value
-            if key not in ("const", "enum", "examples", "default"):
-                yield from schema_patterns(value)
-    elif isinstance(schema, list):
-        for item in schema:
-            yield from schema_patterns(item)
-
-
-def _uses(schema: Any, keyword: str) -> bool:
-    if isinstance(schema, dict):
-        return keyword in schema or any(_uses(v, keyword) for v in schema.values())
-    return isinstance(schema, list) and any(_uses(v, keyword) for v in schema)
-
-
-def check_schema(schema: Any, *, where: str = "") -> None:
-    """Raise :class:`PatternError` when a JSON Schema holds a pattern RE2 cannot match, or pairs
-    ``unevaluatedProperties`` with ``patternProperties`` (which would match with ``re``)."""
-    _checked_schema(json.dumps(schema, sort_keys=True, default=str), where)
-
-
-@functools.lru_cache(maxsize=1024)
-def _checked_schema(text: str, where: str) -> None:
-    schema = json.loads(text)
-    for pattern in schema_patterns(schema):
-        check_pattern(pattern, where=where)
-    if _uses(schema, "unevaluatedProperties") and _uses(schema, "patternProperties"):
-        prefix = f"{where}: " if where else ""
-        raise PatternError(f"{prefix}a schema may not combine unevaluatedProperties with "
-                           "patternProperties (not supported by the linear-time engine); use "
-                           "additionalProperties")
-
-
-# -- JSON Schema keywords on RE2 ------------------------------------------------------------------
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema.exceptions import ValidationError
-
-    if validator.is_type(instance, "string") and not compile_pattern(pattern).search(instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
-                        schema: Any) -> Iterator[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if compile_pattern(pattern).search(key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(validator: Any, additional: Any, instance: Any,
-                           schema: Any) -> Iterator[Any]:
-    """jsonschema's own keyword, told which keys the patterns matched (found with RE2)."""
-    from jsonschema import Draft202012Validator
-
-    patterns = schema.get("patternProperties") or {}
-    if validator.is_type(instance, "object") and patterns:
-        matched = {k for k in instance if any(compile_pattern(p).search(k) for p in patterns)}
-        properties = {**dict.fromkeys(matched, True), **schema.get("properties", {})}
-        schema = {k: v for k, v in schema.items() if k != "patternProperties"}
-        schema["properties"] = properties
-    yield from Draft202012Validator.VALIDATORS["additionalProperties"](
-        validator, additional, instance, schema)
-
-
-@functools.cache
-def _validator_class() -> Any:
-    from jsonschema import Draft202012Validator, validators
-
-    return validators.extend(Draft202012Validator, {
-        "pattern": _pattern, "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties})
-
-
-def linear_validator(schema: Any, *, where: str = "") -> Any:
-    """A draft 2020-12 validator of ``schema`` whose patterns match in linear time; raises
-    :class:`PatternError` first when ``schema`` cannot be checked that way (:func:`check_schema`)."""
-    check_schema(schema, where=where)
-    return _validator_class()(schema)
+        return str(exc)
+    return None

@@ -15,7 +15,8 @@ import pytest
 from rlhub import Registry, Task
 from rlhub.errors import ManifestError
 from rlhub.verifiers.basic import JsonSchema, Regex
-from rlhub.verifiers.patterns import PatternError, check_schema, compile_pattern
+from rlhub.jsonschemas import validator
+from rlhub.verifiers.patterns import PatternError, compile_pattern
 
 EVIL = "(a+)+$"  # backtracks for minutes on forty a's and a '!' in Python's re
 VICTIM = "a" * 40 + "!"
@@ -66,9 +67,9 @@ def test_json_schema_patterns_and_pattern_properties_are_matched_in_linear_time(
 def test_a_pattern_the_engine_cannot_run_is_refused_with_the_reason(pattern, why):
     with pytest.raises(PatternError) as caught:
         Regex({"pattern": pattern})
-    assert str(caught.value) == (f"regex verifier option 'pattern': the pattern {pattern!r} "
-                                 f"cannot run on the linear-time engine (RE2): {why}; rewrite it "
-                                 "without backreferences, look-around or repetitions above 1000")
+    assert str(caught.value) == (f"pattern {pattern!r} is not accepted by RE2 (linear-time "
+                                 f"matching): {why}; rewrite it without backreferences, "
+                                 "look-around or repetitions above 1000")
 
 
 def test_python_flags_and_the_end_of_text_escape_keep_their_meaning():
@@ -83,14 +84,14 @@ def test_python_flags_and_the_end_of_text_escape_keep_their_meaning():
 
 def test_a_schema_pairing_unevaluated_with_pattern_properties_is_refused():
     with pytest.raises(PatternError, match="may not combine unevaluatedProperties"):
-        check_schema({"patternProperties": {"^a": {}}, "unevaluatedProperties": False})
+        validator({"patternProperties": {"^a": {}}, "unevaluatedProperties": False})
 
 
 def write_domain(root: Path, rows: list[dict[str, Any]], verifier: Any) -> Path:
     (root / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     path = root / "patterns.yaml"
     path.write_text(json.dumps({"id": "mydata/patterns-v1", "dataset": "rows.jsonl",
-                                "fields": {"id": "qid", "prompt": "q", "answer": "a"},
+                                "fields": {"id": "qid", "prompt": "q", "answer": "a"}, "split": "all",
                                 "verifier": verifier}))
     return path
 
@@ -101,16 +102,20 @@ def test_a_domain_file_whose_option_pattern_the_engine_refuses_fails_when_read(t
     registry = Registry(domain_files=[path], autoload=False)
     assert len(registry.errors) == 1
     message = str(registry.errors[0])
-    assert f"domain file {path}, domain 'mydata/patterns-v1', verifier 'regex'" in message
-    assert "cannot run on the linear-time engine (RE2): invalid perl operator: (?=" in message
+    assert message.startswith(f'error loading plugin "patterns.yaml" from domain file {path}: '
+                              f"domain file {path}, domain 'mydata/patterns-v1': field "
+                              "verifier.options.pattern: pattern '(?=a)a' is not accepted by RE2 "
+                              "(linear-time matching): invalid perl operator: (?=")
 
 
-def test_a_row_whose_pattern_the_engine_refuses_fails_the_domain_at_load_naming_the_row(tmp_path):
+def test_a_row_whose_pattern_the_engine_refuses_is_refused_as_it_is_read_naming_the_row(tmp_path):
     rows = [{"qid": 1, "q": "?", "a": "ab+"}, {"qid": 2, "q": "?", "a": r"(a)\1"}]
     registry = Registry(domain_files=[write_domain(tmp_path, rows, "regex")], autoload=False)
+    domain = registry.get("mydata/patterns-v1")
     with pytest.raises(ManifestError) as caught:
-        registry.get("mydata/patterns-v1").task("train", 0, 0)
-    assert str(caught.value).startswith("domain 'mydata/patterns-v1', row 2: the pattern '(a)\\\\1'")
+        [domain.task("train", 0, i) for i in range(2)]
+    assert str(caught.value).startswith("domain 'mydata/patterns-v1', row 2: answer: pattern "
+                                        "'(a)\\\\1' is not accepted by RE2")
 
 
 def test_an_untrusted_data_domain_of_nested_quantifiers_verifies_in_linear_time(tmp_path):

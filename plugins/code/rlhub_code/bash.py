@@ -3,9 +3,10 @@
 Each task has hidden cases (stdin and input files); the candidate script runs once per case in the
 sandbox (``language="bash"``, ``LC_ALL=C``) and its stdout must equal the expected output, which is
 computed here and never enters the sandbox. A missing or extra final newline is ignored; the exit
-status must be 0. A script over :data:`MAX_SCRIPT` bytes is refused unrun, and a script that hits a
-sandbox limit (time, memory, output) on one case is not run on the rest (they count as failed):
-neither changes a reward, since only a script that passes every case earns one.
+status must be 0. A program over ``MAX_PROGRAM_BYTES`` is refused unrun
+(:func:`~rlhub_code.verdicts.oversized_program`), and a script that hits a sandbox limit (time,
+memory, output) on one case is not run on the rest (they count as failed): neither changes a
+reward, since only a script that passes every case earns one.
 """
 
 from __future__ import annotations
@@ -18,10 +19,15 @@ from typing import Any
 
 from rlhub import Domain, Manifest, Task, Verdict, code_of
 from rlhub_code.families.rand import word
-from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
+from rlhub_code.verdicts import (
+    exec_summary,
+    failed_verdict,
+    manifest_limits,
+    oversized_program,
+    tests_verdict,
+)
 
 CASES = 5
-MAX_SCRIPT = 64 << 10  # bytes; every gold script is under 1 KiB
 OVER_LIMIT = ("timeout", "memory", "output_limit")
 
 
@@ -167,9 +173,9 @@ class BashDomain(Domain):
         from rlhub import ExecRequest
 
         script = code_of(completion, ("bash", "sh", "shell"))
-        if len(script.encode()) > MAX_SCRIPT:
-            return failed_verdict(f"The script is {len(script.encode())} bytes long; at most "
-                                  f"{MAX_SCRIPT} are run. Write a short script.")
+        refused = oversized_program(script)
+        if refused is not None:
+            return refused
         cases = [Case(**c) for c in task.meta["cases"]]
         failures: list[str | None] = []
         last = None
