@@ -11,9 +11,11 @@ the highest reward a probe earned on it before and after (``null``: the class ra
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -69,29 +71,43 @@ def version_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--all", action="store_true", help="every installed domain")
+    parser.add_argument("--names-from", type=Path, metavar="FILE",
+                        help="the domains named in FILE, one id a line (its version ignored)")
     parser.add_argument("--label", default="current", help="the run's name in probes.json")
     parser.add_argument("-n", type=int, default=3, help="tasks per domain (CI uses 3)")
     args = parser.parse_args()
     registry = rlhub.registry()
-    ids = registry.ids() if args.all else sample_ids(registry, SAMPLE)
+    names = SAMPLE
+    if args.names_from:
+        names = tuple(line.strip().rsplit("-v", 1)[0]
+                      for line in args.names_from.read_text().splitlines() if line.strip())
+    ids = registry.ids() if args.all else sample_ids(registry, names)
     rows: dict[str, Any] = {}
     with judge_env():  # judged domains are checked against the scripted judge, as in CI
         for domain_id in ids:
             started = time.perf_counter()
-            report = inspect_domain(domain_id, n=args.n, registry=registry,
-                                    across_processes=False)
+            try:
+                report = inspect_domain(domain_id, n=args.n, registry=registry,
+                                        across_processes=False)
+            except Exception as exc:  # noqa: BLE001 - one domain's crash is its row, not the run's
+                rows[domain_id] = {"seconds": round(time.perf_counter() - started, 3),
+                                   "ok": False, "error": f"{type(exc).__name__}: {exc}",
+                                   "probes": {}}
+                continue
             rows[domain_id] = probe_row(report, time.perf_counter() - started)
             print(f"{rows[domain_id]['seconds']:8.2f} s  {domain_id}", file=sys.stderr)
     times = [r["seconds"] for r in rows.values()]
     run = {"domains": len(rows), "kit_total_s": round(sum(times), 2),
            "kit_median_s": round(statistics.median(times), 3), "results": rows}
-    path = RESULTS / "probes.json"
-    runs = json.loads(path.read_text()).get("runs", {}) if path.exists() else {}
-    runs[args.label] = run
-    result: dict[str, Any] = {"bench": "probes", "runs": runs}
-    if {"before", "after"} <= set(runs):
-        result["version_changes"] = version_changes(runs["before"], runs["after"])
-    emit(result)
+    with open(Path(tempfile.gettempdir()) / "rlhub-bench-probes.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two labels may be run side by side
+        path = RESULTS / "probes.json"
+        runs = json.loads(path.read_text()).get("runs", {}) if path.exists() else {}
+        runs[args.label] = run
+        result: dict[str, Any] = {"bench": "probes", "runs": runs}
+        if {"before", "after"} <= set(runs):
+            result["version_changes"] = version_changes(runs["before"], runs["after"])
+        emit(result)
 
 
 if __name__ == "__main__":

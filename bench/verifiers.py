@@ -3,11 +3,18 @@
 ``linear_engine`` quotes what matching patterns from data on RE2 costs per call against Python's
 ``re`` on the same pattern and text (a pattern ``re`` runs in linear time too), for the ``regex``
 verifier's match and for a JSON Schema with ``pattern`` and ``patternProperties``.
+
+``protections`` quotes the per-call cost of the other checks issue 22 added, each beside the
+whole check it is part of, measured in the same run: the math verifier's refusal of set and logic
+notation (beside a math check), a bridge's own look at the gold before it pays an upstream score
+(:func:`rlhub.bridges.gold_agrees`, beside a reasoning-gym verification) and instruct's prose gate
+(beside an instruct verification). Figures are medians of five timed rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -55,15 +62,16 @@ SCHEMA = {"type": "object", "additionalProperties": False,
 INSTANCE = {"date": "2024-05-17", "x-one": 1, "x-two": 2}
 
 
-def per_call_us(fn: Any, n: int) -> float:
+def per_call_us(fn: Any, n: int, rounds: int = 5) -> float:
+    """The median over ``rounds`` of the mean microseconds per call of ``fn`` (``n`` calls)."""
     fn()
-    best = []
-    for _ in range(3):
+    means = []
+    for _ in range(rounds):
         started = time.perf_counter()
         for _ in range(n):
             fn()
-        best.append((time.perf_counter() - started) / n * 1e6)
-    return min(best)
+        means.append((time.perf_counter() - started) / n * 1e6)
+    return statistics.median(means)
 
 
 def linear_engine(n: int) -> dict[str, Any]:
@@ -87,6 +95,32 @@ def linear_engine(n: int) -> dict[str, Any]:
                                           "cost_us": linear - plain}}
 
 
+def protections(n: int) -> dict[str, Any]:
+    """Per-call microseconds of each new check against the whole verification it belongs to."""
+    from rlhub.bridges import gold_agrees
+    from rlhub.verifiers.mathv import set_notation
+    from rlhub_instruct.domain import prose_problems
+
+    math_options, math_task, math_answer = CASES["math"]
+    math_check = REG.verifier("math", math_options)
+    rg = REG.get(next(i for i in REG.ids() if i.startswith("rg/basic_arithmetic-v")))
+    rg_task = rg.task("train", 0, 0)
+    instruct = REG.get(next(i for i in REG.ids() if i.startswith("instruct/combo3-v")))
+    in_task = instruct.task("train", 0, 0)
+    prompt = in_task.prompt_text()
+    return {
+        "math_set_notation": {"check_us": per_call_us(
+            lambda: set_notation("so \\boxed{0.75}", "\\frac{3}{4}"), 20 * n),
+            "verification_us": per_call_us(lambda: math_check.check(math_task, math_answer), n)},
+        "bridge_gold_agrees": {"check_us": per_call_us(
+            lambda: gold_agrees(str(rg_task.answer), rg_task.answer), 20 * n),
+            "verification_us": per_call_us(lambda: rg.check(rg_task, rg_task.gold), n)},
+        "instruct_prose_gate": {"check_us": per_call_us(
+            lambda: prose_problems(in_task.gold, prompt), 5 * n),
+            "verification_us": per_call_us(lambda: instruct.check(in_task, in_task.gold), n)},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", type=int, default=300)
@@ -94,7 +128,7 @@ def main() -> None:
     results = {name: bench(name, args.n if name != "python-tests" else max(20, args.n // 10))
                for name in CASES}
     emit({"bench": "verifiers", "threads": 1, "results": results,
-          "linear_engine": linear_engine(args.n)})
+          "linear_engine": linear_engine(args.n), "protections": protections(args.n)})
 
 
 if __name__ == "__main__":

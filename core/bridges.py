@@ -35,13 +35,13 @@ import argparse
 import json
 import random
 import re
-from fractions import Fraction
 import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 

@@ -12,8 +12,10 @@ each template here:
 * pads with filler to more words than the largest count the prompt names (at least 60), in
   sentences of eight tokens and as many paragraphs as the largest small count (2-8) it names,
   separated by blank lines or by ``***`` lines;
-* fills with numbered tokens (``w1 w2 ...``), in plain, lowercase and capitals, or with the
-  prompt's own words in a fixed shuffled order.
+* fills with numbered tokens (``w1 w2 ...``), in plain, lowercase and capitals, with the
+  prompt's own words in a fixed shuffled order, or with word salad: English function words
+  alternating with everyday words the prompt does not use (it meets a share of function words,
+  many distinct words and few copied ones, and answers nothing).
 
 A template does not do the task, so it must not pass and must earn the range minimum, unless the
 task's own final answer appears in it (then it may pass, but earns no partial credit either). The
@@ -38,6 +40,21 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,4})(?![\w.])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 SENTENCE = 8
+FUNCTION = ("the", "of", "and", "a", "to", "in", "with", "for", "on", "at", "by", "from")
+VOCABULARY = tuple("""
+    garden river window morning letter market winter island bridge candle valley harbor meadow
+    lantern kitchen orchard village forest mountain station library painting blanket ribbon
+    basket castle desert engine feather glacier hammer jacket kettle ladder marble needle
+    pebble pillow puzzle rocket saddle shovel statue thunder tunnel violin wagon whistle
+    anchor bottle button cabinet carpet cotton curtain diamond dolphin eagle fabric fountain
+    gravel helmet honey insect jungle lemon magnet mirror monkey museum napkin ocean parrot
+    pencil pepper planet pocket potato prairie rabbit rainbow saucer shadow silver spider
+    sponge stable summer sunset tiger timber tomato tractor trumpet turtle umbrella velvet
+    walnut weather willow wizard yellow zebra acorn almond barrel beacon biscuit bucket cactus
+    canyon cereal chimney cliff coffee comet copper crystal dragon drum falcon ferry garlic
+    ginger goose granite harvest hedge kitten lobster mango maple melon mushroom nectar olive
+    oyster palace peach pigeon pirate quartz quilt raven salmon sandal scarf shell sparrow
+    """.split())
 SEPARATORS = {"blank lines": "\n\n", "*** lines": "\n***\n"}
 
 
@@ -74,6 +91,14 @@ def prompt_words(prompt: str) -> Iterator[str]:
     return itertools.cycle(words)
 
 
+def salad(prompt: str) -> Iterator[str]:
+    """Function words alternating with :data:`VOCABULARY` words the prompt does not use."""
+    used = {w.casefold() for w in _WORD.findall(prompt)}
+    words = [w for w in VOCABULARY if w not in used]
+    return (FUNCTION[i // 2 % len(FUNCTION)] if i % 2 == 0 else words[i // 2 % len(words)]
+            for i in itertools.count())
+
+
 def layout(quoted: list[str], filler: Iterator[str], words: int, paragraphs: int,
            separator: str) -> str:
     """The quoted phrases, then ``words`` filler tokens in sentences and paragraphs."""
@@ -92,9 +117,10 @@ def template_probes(task: Task) -> list[Probe]:
     probes = []
     for (sep_name, sep), (kind, make) in itertools.product(
             SEPARATORS.items(), (("numbered filler", numbered),
-                                 ("prompt words", lambda: prompt_words(prompt)))):
+                                 ("prompt words", lambda: prompt_words(prompt)),
+                                 ("word salad", lambda: salad(prompt)))):
         text = layout(quoted, make(), words, paragraphs, sep)
-        cases = {"": text} if kind == "prompt words" else {
+        cases = {"": text} if kind != "numbered filler" else {
             "": text, ", lowercase": text.lower(), ", capitals": text.upper()}
         for case, variant in cases.items():
             strict = slot is None or _norm(slot.answer) not in _norm(variant)

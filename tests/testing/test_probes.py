@@ -129,6 +129,24 @@ def test_templates_open_and_close_with_the_quoted_phrases_and_meet_the_counts():
     assert all(p.strict for p in template_probes(task))
 
 
+def test_word_salad_meets_a_prose_gates_counts_without_a_word_of_the_request():
+    from rlhub.testing.probes_template import FUNCTION
+
+    task = Task("t", "x/y-v1", "Write about a garden for gardeners in at least 80 words.", gold=None)
+    text = {p.name: p.completion for p in template_probes(task)}["word salad, blank lines"]
+    words = [w.strip(".").casefold() for w in text.split()]
+    assert len(words) >= 100 and "garden" not in words and "gardeners" not in words
+    assert sum(w in FUNCTION for w in words) / len(words) >= 0.45
+    assert len(set(words)) / len(words) > 0.4  # many distinct words, no numbered tokens
+    assert not any(ch.isdigit() for ch in text)
+
+
+def test_word_salad_is_found_on_the_instruct_families_marked_for_it():
+    found = inspect_domain("instruct/word-count-v3", n=2, across_processes=False).to_dict()
+    assert found["ok"] and found["known"] == [p for p in found["known"] if "'word salad," in p]
+    assert any("passed with reward 1" in p for p in found["known"])
+
+
 def test_a_hackable_mark_no_probe_justifies_must_be_removed(reg):
     found = report(reg, "broken/stale-mark-v1")
     assert found.problems == ["broken/stale-mark-v1: the manifest marks it hackable by "
