@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import RESULTS, emit  # noqa: E402
+from _util import RESULTS, Row, emit  # noqa: E402
 
 import rlhub  # noqa: E402
 from rlhub.testing import inspect_domain  # noqa: E402
@@ -37,6 +37,10 @@ SAMPLE = (
     "textarena/2048-super-easy", "textarena/tic-tac-toe", "gem/guess-the-number-easy",
     "gem/sudoku-easy", "judged/reasoned-arithmetic",
 )
+
+
+NOTE = ("`before` ran this kit on main's plugins and core (PYTHONPATH over main's tree), `after` on "
+        "this branch's; `version_changes` lists what each class earned on each changed domain.")
 
 
 def sample_ids(registry: Any, names: tuple[str, ...]) -> list[str]:
@@ -107,7 +111,21 @@ def main() -> None:
         result: dict[str, Any] = {"bench": "probes", "runs": runs}
         if {"before", "after"} <= set(runs):
             result["version_changes"] = version_changes(runs["before"], runs["after"])
-        emit(result)
+        emit(result, table(result), NOTE)
+
+
+def table(r: dict[str, Any]) -> list[Row]:
+    """Per run, what the kit costs; with both runs, on how many changed domains each class paid."""
+    rows: list[Row] = [(f"contract kit, every check and probe class, per domain ({label}, "
+                        f"{run['domains']} domains)", f"{run['kit_median_s']:.2f} s median",
+                        f"{run['kit_total_s']:.0f} s in all") for label, run in r["runs"].items()]
+    changes = r.get("version_changes", [])
+    for name in sorted({n for c in changes for n in c["probes"]}):
+        paid = [sum(bool(c["probes"][name][i]) for c in changes if name in c["probes"])
+                for i in (0, 1)]
+        rows.append((f"`{name}` probes earned reward on a domain whose version changed",
+                     f"{paid[1]} of {len(changes)} after", f"{paid[0]} before"))
+    return rows
 
 
 if __name__ == "__main__":

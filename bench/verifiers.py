@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import emit, summary  # noqa: E402
+from _util import Row, emit, summary  # noqa: E402
 
 import rlhub  # noqa: E402
 from rlhub import Task  # noqa: E402
@@ -127,8 +127,24 @@ def main() -> None:
     args = parser.parse_args()
     results = {name: bench(name, args.n if name != "python-tests" else max(20, args.n // 10))
                for name in CASES}
-    emit({"bench": "verifiers", "threads": 1, "results": results,
-          "linear_engine": linear_engine(args.n), "protections": protections(args.n)})
+    result = {"bench": "verifiers", "threads": 1, "results": results,
+              "linear_engine": linear_engine(args.n), "protections": protections(args.n)}
+    emit(result, table(result))
+
+
+def table(r: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = [
+        (f"`{name}` verifier, one thread", f"{v['median_ms']:.2f} ms median, "
+         f"p99 {v['p99_ms']:.2f} ms, {v['calls_per_s']:.0f} calls/s", "none: an absolute cost")
+        for name, v in r["results"].items()]
+    for name, v in r["linear_engine"].items():
+        rows.append((f"{name.replace('_', ' ')} on RE2 (linear time), per call",
+                     f"{v['re2_us']:.1f} us ({v['cost_us']:+.1f} us)",
+                     f"Python's re on the same input: {v['re_us']:.1f} us"))
+    for name, v in r["protections"].items():
+        rows.append((f"{name.replace('_', ' ')}, per call", f"{v['check_us']:.1f} us",
+                     f"the whole verification it is part of: {v['verification_us']:.1f} us"))
+    return rows
 
 
 if __name__ == "__main__":

@@ -36,7 +36,10 @@ def rlhub_domains() -> list[dict[str, Any]]:
 
     :return: A list of manifest dicts (see ``schemas/manifest.schema.json``). Each ``id`` must use
         the plugin's name as namespace. Building this list must be cheap: import no heavy library
-        here; name the code that builds a domain in the manifest's ``factory`` instead.
+        here; name the code that builds a domain in the manifest's ``factory`` instead. A listing
+        checks only the listed fields; the whole manifest is validated on first use. A
+        *deferred* declaration gives the listed fields and ``describe: "module:attr"``, called
+        with it on first use to return the full manifest (:mod:`rlhub.catalog`).
 
     Who implements: every domain plugin. When called: once per process, at discovery, before any
     domain is used; ``rlhub list`` calls nothing else.

@@ -84,7 +84,7 @@ def select(registry: Registry, target: str) -> tuple[str, list[Manifest]]:
     """``(bundle name, manifests)`` for a domain id, a glob, or a plugin name."""
     if "/" in target:
         ids = registry.match([target])
-        plugins = {registry.manifest(i).plugin for i in ids}
+        plugins = {registry.catalog.declared(i).plugin for i in ids}
         if len(ids) == 1 and not any(c in target for c in "*?["):
             return slug(ids[0]), [registry.manifest(ids[0])]
         if len(plugins) != 1:
@@ -93,9 +93,10 @@ def select(registry: Registry, target: str) -> tuple[str, list[Manifest]]:
                 f"{sorted(plugins)}; push each plugin separately"
             )
         return plugins.pop(), [registry.manifest(i) for i in ids]
-    ids = [i for i in registry.ids() if registry.manifest(i).plugin == target]
+    declared = [registry.catalog.declared(i) for i in registry.ids()]  # nothing validated yet
+    ids = [d.id for d in declared if d.plugin == target]
     if not ids:
-        known = {registry.manifest(i).plugin for i in registry.ids()}
+        known = {d.plugin for d in declared}
         raise DomainNotFound(
             did_you_mean(target, known, what="plugin or domain id", listing="rlhub list")
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rlhub import Registry
 from rlhub.errors import ManifestError
-from rlhub.manifest import Manifest, ValidCache
+from rlhub.manifest import Manifest
 from rlhub.verifiers import endpoints
 
 RUBRIC = {"version": "test-1", "criteria": {"correctness": "Facts are right."}}
@@ -72,16 +72,9 @@ def test_two_keys_for_one_judge_url_are_two_endpoints_sharing_its_slots(judge, m
     assert endpoints.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2}) is a
 
 
-def test_a_manifest_found_valid_for_one_plugin_is_checked_again_for_another(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLHUB_CACHE", str(tmp_path / "cache"))
-    raw = {"id": "alpha/task-v1", "version": "1", "summary": "s", "license": "MIT", "tags": [],
+def test_a_manifest_of_tuples_is_refused_as_not_json_data():
+    raw = {"id": "alpha/task-v1", "version": "1", "summary": "s", "license": "MIT", "tags": (),
            "reward": {"range": [0, 1], "components": {"ok": {"weight": 1.0}}},
            "factory": "x:y"}
-    cache = ValidCache()
-    Manifest.parse(dict(raw), plugin="alpha", distribution="alpha-dist", cache=cache)
-    assert ValidCache.key(raw, "alpha", "alpha-dist") in cache.known
-    assert ValidCache.key(raw, "alpha", "another-dist") not in cache.known
-    assert ValidCache.key({**raw, "tags": ()}, "alpha", "alpha-dist") == ""  # not plain JSON
     with pytest.raises(ManifestError, match=r"field tags: \(\) is not of type 'array'"):
-        Manifest.parse({**raw, "tags": ()}, plugin="alpha", distribution="alpha-dist",
-                       cache=cache)
+        Manifest.parse(raw, plugin="alpha", distribution="alpha-dist")
