@@ -50,11 +50,12 @@ def sample_ids(registry: Any, names: tuple[str, ...]) -> list[str]:
 
 
 def probe_row(report: Any, seconds: float) -> dict[str, Any]:
+    """What one domain's report shows: problems and known ones counted, and each class's highest
+    reward (``null``: the class ran no probe; ``rlhub check --json`` gives the details)."""
     data = report.to_dict()
-    return {"seconds": round(seconds, 3), "ok": data["ok"], "problems": data["problems"],
-            "known": data["known"], "probes": {
-                name: {k: v for k, v in p.items() if k != "problems"}
-                | {"problems": len(p["problems"])} for name, p in data["probes"].items()}}
+    return {"seconds": round(seconds, 3), "ok": data["ok"], "problems": len(data["problems"]),
+            "known": len(data["known"]),
+            "max_reward": {name: p["max_reward"] for name, p in data["probes"].items()}}
 
 
 def version_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
@@ -67,8 +68,8 @@ def version_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[
             continue
         was = before["results"][old_id]
         rows.append({"before": old_id, "after": new_id, "ok": [was["ok"], new["ok"]],
-                     "probes": {name: [was["probes"].get(name, {}).get("max_reward"),
-                                       p["max_reward"]] for name, p in new["probes"].items()}})
+                     "probes": {name: [was["max_reward"].get(name), reward]
+                                for name, reward in new["max_reward"].items()}})
     return rows
 
 
@@ -96,7 +97,7 @@ def main() -> None:
             except Exception as exc:  # noqa: BLE001 - one domain's crash is its row, not the run's
                 rows[domain_id] = {"seconds": round(time.perf_counter() - started, 3),
                                    "ok": False, "error": f"{type(exc).__name__}: {exc}",
-                                   "probes": {}}
+                                   "max_reward": {}}
                 continue
             rows[domain_id] = probe_row(report, time.perf_counter() - started)
             print(f"{rows[domain_id]['seconds']:8.2f} s  {domain_id}", file=sys.stderr)
