@@ -32,11 +32,17 @@ def test_the_topic_word_with_numbered_filler_earns_nothing(domain_id):
 
 
 @pytest.mark.parametrize("domain_id", IDS)
-def test_the_kits_templates_earn_nothing(domain_id):
+def test_the_kits_templates_earn_nothing_but_word_salad_on_the_families_marked_for_it(domain_id):
+    from rlhub_instruct.plugin import SALAD_PAYS
+
     domain = rlhub.registry().get(domain_id)
+    marked = domain_id.split("/")[1].rsplit("-v", 1)[0] in SALAD_PAYS
+    assert domain.manifest.hackable == (["template"] if marked else [])
+    salad_pays = marked or "combination" in domain.manifest.tags  # partial credit (README)
     for task in domain.sample(3, seed=12):
         for probe in template_probes(task):
-            assert domain.verify(task, probe.completion).reward == 0.0, (task.id, probe.name)
+            if not (salad_pays and probe.name.startswith("word salad")):
+                assert domain.verify(task, probe.completion).reward == 0.0, (task.id, probe.name)
 
 
 def test_golds_are_prose_well_inside_every_bound():
