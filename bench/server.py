@@ -7,6 +7,10 @@ completions. The in-process baseline verifies the same items with ``Domain.verif
 pool of the server's size at the same concurrency, in the same run. Prints JSON: req/s, p50/p99
 latency, failures (transport errors, non-200 answers, error-flagged rewards, or a reward that
 differs from the in-process one; must be 0), and ``ratio`` = server req/s / in-process req/s.
+
+``limits`` quotes what the server's protections cost per request, measured on the same machine:
+reading a body under its deadline (``asyncio.timeout``) against reading it without one, and
+counting a connection against its address's cap (admit and release).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from rlhub import registry
 from rlhub.hub.openrlhf.export import label_of
 from rlhub.hub.server.process import ServerProcess
 
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v2", "math/fractions-l1-v1", "code/py-roman-v2")
+DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "math/fractions-l1-v2", "code/py-roman-v2")
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
 WRONG = {"math": "The answer is \\boxed{-7}.", "code": "```python\ndef f():\n    return 0\n```"}
 
@@ -99,6 +103,59 @@ async def over_http(url: str, work: list[dict[str, Any]], concurrency: int) -> d
             "p50_ms": stats["median_ms"], "p99_ms": stats["p99_ms"]}
 
 
+class _Request:
+    """What :func:`read_raw` reads of a request: its headers and a one-chunk body stream."""
+
+    def __init__(self, body: bytes):
+        self.headers = {"content-length": str(len(body))}
+        self.body = body
+
+    async def stream(self) -> Any:
+        yield self.body
+
+
+class _Transport:
+    """What the connection cap reads of a transport: its peer and whether it is closing."""
+
+    def __init__(self, host: str):
+        self.peer = (host, 40000)
+
+    def get_extra_info(self, name: str) -> Any:
+        return self.peer
+
+    def is_closing(self) -> bool:
+        return False
+
+
+def limits_cost(n: int = 20000) -> dict[str, float]:
+    """Microseconds per request of the body deadline and of the per-address connection cap."""
+    from rlhub.hub.server.connections import ConnectionLimits
+    from rlhub.hub.server.guard import read_raw
+
+    body = b'{"query": ["x"], "prompts": [""], "labels": ["{}"]}' * 20
+
+    async def reads(deadline: float | None) -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            await read_raw(_Request(body), 16 << 20, deadline)
+        return (time.perf_counter() - started) / n * 1e6
+
+    plain = min(asyncio.run(reads(None)) for _ in range(3))
+    timed = min(asyncio.run(reads(30.0)) for _ in range(3))
+    cap = ConnectionLimits(1024, 10.0)
+    held = [_Transport("10.0.0.1") for _ in range(64)]  # a busy client's open connections
+    for t in held:
+        cap.admit(t)
+    started = time.perf_counter()
+    for _ in range(n):
+        t = _Transport("10.0.0.1")
+        cap.admit(t)
+        cap.release(t)
+    admit = (time.perf_counter() - started) / n * 1e6
+    return {"body_read_us": plain, "body_read_with_deadline_us": timed,
+            "deadline_cost_us": timed - plain, "connection_cap_us": admit}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", type=int, default=6000, help="requests (at least 5000 to count)")
@@ -126,6 +183,7 @@ def main() -> None:
                    "reward_mismatches": mismatched, "first_problems": http["problems"][:5]},
         "in_process": {"req_s": local["req_s"], "wall_s": local["wall_s"]},
         "ratio": http["req_s"] / local["req_s"], "target_ratio": 0.5,
+        "limits": limits_cost(),
         "pass_rate": sum(r == 1.0 for r in local["rewards"]) / len(work),
     }
     emit(result, table(result))
@@ -138,7 +196,13 @@ def table(r: dict[str, Any]) -> list[Row]:
              f"{s['req_s']:.0f} req/s, p50 {s['p50_ms']:.1f} ms, p99 {s['p99_ms']:.1f} ms, "
              f"{s['failures']} failures",
              f"the same verifications in process: {r['in_process']['req_s']:.0f} req/s; "
-             + ratio(r["ratio"], r["target_ratio"]))]
+             + ratio(r["ratio"], r["target_ratio"])),
+            ("reading a request body under its deadline, per request",
+             f"{r['limits']['deadline_cost_us']:+.1f} us "
+             f"({r['limits']['body_read_with_deadline_us']:.1f} us per read)",
+             f"the same read without a deadline: {r['limits']['body_read_us']:.1f} us"),
+            ("counting a connection against its address's cap (admit and release)",
+             f"{r['limits']['connection_cap_us']:.2f} us", "none: an absolute cost")]
 
 
 if __name__ == "__main__":

@@ -119,8 +119,9 @@ def check(ids: list[str] = typer.Argument(None, help="Domain ids or globs."),
     """Run the contract kit and its integrity probes; exit 1 when any domain fails or could not
     be checked.
 
-    ``--json`` reports, per domain, each probe class (probes run, passed, the highest reward a
-    probe that did not pass got, problems, whether the manifest marks it ``hackable``).
+    ``--json`` reports, per domain, each probe class (whether it could run on the domain and
+    why not, probes run, passed, the highest reward a probe that did not pass got, problems,
+    whether the manifest marks it ``hackable``, seconds).
     """
     reg = get_registry()
     if not ids and not all_:
@@ -161,10 +162,12 @@ def _report(results: list[dict[str, Any]], failed: list[dict[str, Any]],
     for e in load_errors:
         typer.echo(f"FAIL {e}", err=True)
     known = sum(1 for r in results if r.get("known"))
+    not_run = sum(1 for r in results for p in r.get("probes", {}).values() if not p["ran"])
     typer.echo(f"{len(results) - len(failed)} passed, {len(failed) - len(unchecked)} failed"
                + (f", {len(unchecked)} not checked" if unchecked else "")
                + f", {known} with known (hackable) problems; highest reward of any probe: "
-               f"{_highest(results)}", err=True)
+               f"{_highest(results)}; {not_run} probe classes could not run on their domain "
+               "(--json says which and why)", err=True)
 
 
 NEEDS_JUDGE = ("needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to check the plumbing "

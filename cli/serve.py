@@ -56,6 +56,15 @@ def serve(
                                   "more is refused with 413."),
     max_body_mb: float = typer.Option(16.0, "--max-body-mb", min=0.001, help="Request body "
                                       "limit, read as a stream; more is refused with 413."),
+    body_timeout: float = typer.Option(30.0, "--body-timeout", min=0.001, help="Seconds a "
+                                       "request body may take to arrive; later is refused with "
+                                       "408 (a slow body never holds an admission slot)."),
+    header_timeout: float = typer.Option(10.0, "--header-timeout", min=0.001, help="Seconds a "
+                                         "connection may take to send a request's headers; "
+                                         "later it is closed."),
+    max_connections_per_client: int = typer.Option(1024, "--max-connections-per-client", min=1,
+                                                   help="Open connections per client address; "
+                                                   "more are refused with 503."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
     openenv: bool = typer.Option(False, "--openenv", help="Also speak OpenEnv's protocol (a "
                                  "WebSocket at /ws; /schema, /metadata) for OpenEnv clients."),
@@ -72,6 +81,8 @@ def serve(
                           log_level=log_level, openenv=openenv,
                           allow_domains=tuple(allow_domain or ()), max_items=max_items,
                           max_body_bytes=int(max_body_mb * (1 << 20)),
+                          body_timeout_s=body_timeout, header_timeout_s=header_timeout,
+                          max_connections_per_client=max_connections_per_client,
                           label_key_file=str(label_key_file) if label_key_file else None)
     config.workers = workers
     if strip_token:

@@ -17,6 +17,12 @@ out first the episode ends with :meth:`GameEpisode.truncated`, the game's verdic
 game. :meth:`GameDomain.check` plays a completion as the only move of a fresh game, so the one-shot
 surface (``Domain.verify``, ``/get_reward``, the contract kit) scores exactly a one-turn episode.
 
+Scorers are strangers' code. :func:`gold_agrees` is what a bridge checks itself before it pays
+an upstream scorer's full marks: when the gold answer is a number, the answer must be that number
+(at the gold's printed precision), and no answer may be the gold with more around it; a
+reasoning-gym scorer crediting a matching prefix of the printed number paid ``0`` in full for the
+gold ``0.98``, and a Reasoning Core scorer found the gold in ``gold\\nYes``.
+
 Also here: :class:`GameCache` (reset games kept and forked, as some take seconds to generate),
 :func:`bounded_space` and :func:`bounded_lines` (long whitespace runs and long lines cut before a
 library's regexes see them) and
@@ -35,6 +41,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -69,6 +76,53 @@ def bounded_lines(completion: str) -> str:
     if len(completion) <= LONGEST_LINE:
         return completion
     return "\n".join(line[-LONGEST_LINE:] for line in completion.split("\n"))
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?|[+-]?\d+/\d+")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def as_number(text: str) -> Fraction | None:
+    """``text`` as an exact number (``42``, ``-0.98``, ``1,234.5``, ``3/7``, ``1e-3``), or None.
+    Exponents have at most three digits, so no text denotes a number too large to build."""
+    text = text.strip()
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
+    if len(text) > 64 or not _NUMBER.fullmatch(text):
+        return None
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def gold_agrees(answer: str, gold: Any) -> bool | None:
+    """Whether ``answer`` agrees with the gold, as far as the bridge can tell by itself.
+
+    A numeric gold wants that number: equal within half a unit of the gold's last printed
+    decimal (exactly, for an integer or a fraction). Any other gold: True when the answer is the
+    gold (spaces aside), False when it holds the gold and more (``gold\\nYes``: a hedge an
+    upstream scorer that searches the answer accepts in any position), else None: the upstream
+    scorer decides (a puzzle may have other right answers).
+    """
+    if not isinstance(gold, (str, int, float)):
+        return None
+    expected = as_number(str(gold))
+    if expected is None:
+        return _superstring(answer, str(gold))
+    found = as_number(answer)
+    if found is None:
+        return False
+    mantissa = str(gold).strip().split("e")[0].split("E")[0]
+    decimals = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
+    return abs(found - expected) <= (Fraction(1, 2 * 10**decimals) if decimals else 0)
+
+
+def _superstring(answer: str, gold: str) -> bool | None:
+    said, wanted = " ".join(answer.split()).rstrip("."), " ".join(gold.split())
+    if not wanted or said == wanted:
+        return True if wanted else None
+    return False if wanted in said else None
 
 
 class RandomScope:

@@ -243,12 +243,13 @@ class DataDomain(Domain):
         return order
 
     def _check_answer(self, answer: Any, row_id: Any, index: int) -> None:
-        """A row's schema that refers outside itself is refused naming the domain and row
-        (``rlhub pull`` checks every row, and its patterns too, before installing)."""
-        if not isinstance(answer, dict):
+        """A row's schema that refers outside itself, or a pattern of it the linear-time engine
+        refuses, is refused naming the domain and row as the row is read (``rlhub pull`` checks
+        every row before installing)."""
+        if answer is None:
             return
         where = f"domain {self.id!r}, row {row_id if row_id is not None else index}"
-        problems = answer_problems(self.manifest.data["verifier"], answer, where, patterns=False)
+        problems = answer_problems(self.manifest.data["verifier"], answer, where)
         if problems:
             raise ManifestError("; ".join(problems))
 

@@ -8,10 +8,11 @@ the grading host. Two kinds of value there can do harm before any sandbox is inv
   it is refused up front, naming the domain. Schemas are the ``schema`` option of any verifier
   (and of each composite part), the answer of a ``json-schema`` verifier that has no ``schema``
   option, and any value under a ``schema`` key of an answer (``json-schema-values``);
-* a **regular expression** Python's backtracking ``re`` may take exponential time on: a
-  ``regex`` verifier's ``pattern`` option, or its rows' answers when it has none, and every
-  ``pattern``/``patternProperties`` of the schemas above
-  (:func:`rlhub.verifiers.patterns.check_pattern`).
+* a **regular expression** the linear-time engine every pattern from data runs on (RE2) refuses:
+  a ``regex`` verifier's ``pattern`` option (with its ``flags``), or its rows' answers when it
+  has none, and every ``pattern``/``patternProperties`` of the schemas above
+  (:func:`rlhub.verifiers.patterns.check_pattern`), and a schema that would send some of them to
+  Python's backtracking ``re`` (:func:`rlhub.jsonschemas.engine_problem`).
 
 :func:`spec_problems` checks a domain file's verifier spec (when the file is loaded, and at
 ``rlhub pull``); :func:`answer_problems` checks one row's answer (as the dataset is read, and at
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rlhub.jsonschemas import patterns as schema_patterns
-from rlhub.jsonschemas import remote_problem
+from rlhub.jsonschemas import engine_problem, remote_problem
 from rlhub.verifiers.patterns import check_pattern
 
 
@@ -50,36 +51,39 @@ def spec_problems(spec: Any) -> list[str]:
         if "schema" in options:
             problems += schema_problems(options["schema"], f"field {where}.options.schema")
         if name == "regex" and isinstance(options.get("pattern"), str):
-            problems += _pattern(options["pattern"], f"field {where}.options.pattern")
+            problems += _pattern(options["pattern"], f"field {where}.options.pattern",
+                                 _flags(options))
     return problems
 
 
-def answer_problems(spec: Any, answer: Any, where: str, *, patterns: bool = True) -> list[str]:
-    """One line per schema or pattern in one row's ``answer`` that rlhub refuses (schemas only
-    with ``patterns=False``)."""
+def answer_problems(spec: Any, answer: Any, where: str) -> list[str]:
+    """One line per schema or pattern in one row's ``answer`` that rlhub refuses."""
     problems: list[str] = []
     for name, options, _ in parts(spec):
-        if patterns and name == "regex" and "pattern" not in options and answer is not None:
-            problems += _pattern(str(answer), f"{where}: answer")
+        if name == "regex" and "pattern" not in options and answer is not None:
+            problems += _pattern(str(answer), f"{where}: answer", _flags(options))
         if name == "json-schema" and "schema" not in options:
-            problems += schema_problems(answer, f"{where}: answer", patterns=patterns)
+            problems += schema_problems(answer, f"{where}: answer")
     for path, schema in _schema_values(answer, "answer"):
-        problems += schema_problems(schema, f"{where}: {path}", patterns=patterns)
+        problems += schema_problems(schema, f"{where}: {path}")
     return problems
 
 
-def schema_problems(schema: Any, where: str, *, patterns: bool = True) -> list[str]:
+def schema_problems(schema: Any, where: str) -> list[str]:
     """A schema that refers outside itself, and each of its patterns that is refused."""
-    remote = remote_problem(schema, where)
-    problems = [remote] if remote else []
-    for pattern in schema_patterns(schema) if patterns else ():
+    problems = [p for p in (remote_problem(schema, where), engine_problem(schema, where)) if p]
+    for pattern in schema_patterns(schema):
         problems += _pattern(pattern, f"{where}, a schema pattern")
     return problems
 
 
-def _pattern(pattern: str, where: str) -> list[str]:
-    problem = check_pattern(pattern)
+def _pattern(pattern: str, where: str, flags: str = "") -> list[str]:
+    problem = check_pattern(pattern, flags)
     return [f"{where}: {problem}"] if problem else []
+
+
+def _flags(options: dict[str, Any]) -> str:
+    return str(options.get("flags", ""))
 
 
 def _schema_values(value: Any, path: str) -> Iterator[tuple[str, Any]]:

@@ -11,15 +11,22 @@ jsonschema ships), and :func:`unresolved_refs` lists, before anything is validat
 schema with an error naming the domain (at ``rlhub pull``, when a domain is loaded, at
 verification).
 
-The ``pattern`` and ``patternProperties`` keywords run Python's backtracking ``re``;
-:func:`patterns` lists them so that a caller can check each one
-(:func:`rlhub.verifiers.patterns.check_pattern`).
+The ``pattern``, ``patternProperties`` and ``additionalProperties`` keywords of that validator
+match on the linear-time engine (:func:`rlhub.verifiers.patterns.compile_pattern`), where
+jsonschema's own would run Python's backtracking ``re`` on model output; a pattern RE2 refuses is
+a :class:`~rlhub.verifiers.patterns.PatternError` (the environment's error). ``unevaluatedProperties``
+beside ``patternProperties`` would still reach ``re``, so such a schema is refused
+(:func:`engine_problem`). :func:`patterns` lists a schema's patterns so that loading and
+``rlhub pull`` can refuse a bad one up front, naming the domain.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
+
+from rlhub.verifiers.patterns import PatternError, compile_pattern
 
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 
@@ -31,10 +38,63 @@ def _registry() -> Any:
 
 
 def validator(schema: Any) -> Any:
-    """A draft 2020-12 validator of ``schema`` that never retrieves a reference."""
-    import jsonschema
+    """A draft 2020-12 validator of ``schema`` that never retrieves a reference and matches its
+    patterns in linear time; raises :class:`PatternError` when it cannot (:func:`engine_problem`)."""
+    problem = engine_problem(schema, "JSON Schema")
+    if problem:
+        raise PatternError(problem)
+    return _validator_class()(schema, registry=_registry())
 
-    return jsonschema.Draft202012Validator(schema, registry=_registry())
+
+def engine_problem(schema: Any, where: str) -> str | None:
+    """A refusal naming ``where`` when ``schema`` pairs ``unevaluatedProperties`` with
+    ``patternProperties`` (jsonschema would match those with ``re``), else None."""
+    if not _mentions(schema, ("unevaluatedProperties",)) or not _mentions(
+            schema, ("patternProperties",)):
+        return None
+    return (f"{where}: a schema may not combine unevaluatedProperties with patternProperties "
+            "(not supported by the linear-time engine); use additionalProperties")
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not compile_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
+                        schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if compile_pattern(pattern).search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, additional: Any, instance: Any,
+                           schema: Any) -> Iterator[Any]:
+    """jsonschema's own keyword, told which keys the patterns matched (found with RE2)."""
+    from jsonschema import Draft202012Validator
+
+    patterns = schema.get("patternProperties") or {}
+    if validator.is_type(instance, "object") and patterns:
+        matched = {k for k in instance if any(compile_pattern(p).search(k) for p in patterns)}
+        properties = {**dict.fromkeys(matched, True), **schema.get("properties", {})}
+        schema = {k: v for k, v in schema.items() if k != "patternProperties"}
+        schema["properties"] = properties
+    yield from Draft202012Validator.VALIDATORS["additionalProperties"](
+        validator, additional, instance, schema)
+
+
+@functools.cache
+def _validator_class() -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(Draft202012Validator, {
+        "pattern": _pattern, "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties})
 
 
 def unresolved_refs(schema: Any) -> list[str]:

@@ -14,7 +14,7 @@ A fuller one::
     domains:
       math/arithmetic-v1: 2.0          # a bare number is a weight
       "rg/*": {group: rg}              # every rg domain joins group rg
-      rg/leg_counting-v2: {weight: 3}  # inside a group, weight is the share within the group
+      rg/leg_counting-v3: {weight: 3}  # inside a group, weight is the share within the group
     groups:
       rg: {weight: 1.0}                # the whole group weighs as much as one domain of weight 1
     params: {tau: 0.15, floor: 0.25}   # strategy parameters, see DEFAULT_PARAMS

@@ -35,7 +35,8 @@ GARBAGE_SEED = 1234
 def bad_inputs(task: Task) -> dict[str, str]:
     """Completions that must never earn the maximum reward, by name."""
     rng = random.Random(GARBAGE_SEED)
-    garbage = "".join(rng.choice(string.printable) for _ in range(300))
+    # one line: a random line break could leave a last line that is, by chance, a right option
+    garbage = "".join(rng.choice(string.printable.strip() + " ") for _ in range(300))
     return {
         "empty": "",
         "whitespace": " \n\t \n",
@@ -252,16 +253,28 @@ class DomainReport:
 def run_probes(domain: Domain, tasks: Sequence[Task]) -> dict[str, ProbeReport]:
     """Every integrity probe class on ``domain`` (see :mod:`rlhub.testing.probes`)."""
     from rlhub.testing.probes import answer_space, check_degenerate, check_hedge
+    from rlhub.testing.probes_constant import check_constant
+    from rlhub.testing.probes_games import check_players
     from rlhub.testing.probes_labels import check_forged_labels
     from rlhub.testing.probes_oversized import check_oversized
+    from rlhub.testing.probes_template import check_template
 
     space = answer_space(domain, tasks)
-    checks = {"degenerate": check_degenerate, "hedge": check_hedge,
+    checks = {"degenerate": check_degenerate, "constant": check_constant, "hedge": check_hedge,
+              "template": check_template, "players": check_players,
               "oversized": check_oversized, "forged-label": check_forged_labels}
-    reports = {name: checks[name](domain, tasks, space) for name in PROBE_CLASSES}
+    reports = {name: _timed_class(checks[name], domain, tasks, space) for name in PROBE_CLASSES}
     for name in domain.manifest.hackable:
         reports[name].known = True
     return reports
+
+
+def _timed_class(check: Callable[..., ProbeReport], domain: Domain, tasks: Sequence[Task],
+                 space: Sequence[Task]) -> ProbeReport:
+    started = time.perf_counter()
+    report = check(domain, tasks, space)
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def _probe_problems(domain: Domain, report: DomainReport) -> None:
@@ -270,6 +283,10 @@ def _probe_problems(domain: Domain, report: DomainReport) -> None:
             report.problems += probe_report.problems
         elif probe_report.problems:
             report.known += probe_report.problems
+        elif not probe_report.ran:
+            report.problems.append(f"{domain.id}: the manifest marks it hackable by {name!r} "
+                                   f"probes, but that class cannot run on it "
+                                   f"({probe_report.reason}); remove the mark")
         else:
             report.problems.append(f"{domain.id}: the manifest marks it hackable by {name!r} "
                                    "probes, but none found a problem; remove the mark")

@@ -4,18 +4,27 @@ A gold completion shows what a well-formed answer looks like. :func:`answer_slot
 final answer inside it (an ``<answer>`` tag, an ``Answer:`` line, the last ``\\boxed{}``, or a
 short one-line gold as a whole), so a probe can put any other text in that slot and keep the
 domain's format. :func:`document_of` finds a JSON, YAML or CSV document in a gold, so a probe
-can keep its shape and replace its content. Nothing here knows any particular domain.
+can keep its shape and replace its content. :func:`answer_candidates` searches the space of
+single answers a policy could learn to give every task: the final answers of many golds, their
+most common values and prefixes, digits, signs and the usual options. Nothing here knows any
+particular domain.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 MAX_SLOT = 100  # a longer final answer is prose or code, not a point in an answer space
+#: Single answers worth trying on any domain: signs, small numbers, options, truth values, empty.
+COMMON = ("0", "1", "-1", "2", "-", "+", "0.5", "1/2", "Yes", "No", "yes", "no", "True",
+          "False", "true", "false", "A", "B", "C", "D", "E", "None", "none", "[]", "{}", "()",
+          "", "x", "a")
+MAX_CANDIDATES = 72
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _LINE = re.compile(r"(?:^|\n)\s*(?:final answer|answer)\s*[:：]\s*(.+)", re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)```", re.DOTALL)
@@ -185,3 +194,14 @@ def scramble(value: Any) -> Any:
         except ValueError:
             return value
     return "".join(_ROTATE.get(c, c) for c in str(value))
+
+
+def answer_candidates(answers: Iterable[str]) -> list[str]:
+    """Single answers to try as a constant on every task, from the final answers of many golds
+    (see the module docstring), most promising first and at most :data:`MAX_CANDIDATES`."""
+    found = [a.strip() for a in answers if a and a.strip()]
+    common = [a for a, _ in Counter(found).most_common()]
+    prefixes = [p for a in common for p in (a[:1], a[: len(a) // 2], a[:-1]) if p.strip()]
+    digits = [str(d) for d in range(10)]
+    ordered = [*common[:8], *prefixes, *digits, *COMMON, *common[8:]]
+    return list(dict.fromkeys(ordered))[:MAX_CANDIDATES]

@@ -1,28 +1,32 @@
 """Integrity probes: answers that ignore the task, and how much reward each one gets.
 
-An RL policy is an optimiser: whatever a verifier pays for, it learns. Four probe classes run on
-every domain (:data:`PROBE_CLASSES`), each built from the domain's own tasks and golds:
+An RL policy is an optimiser: whatever a verifier pays for, it learns. The probe classes
+(:data:`PROBE_CLASSES`) run on every domain, each built from the domain's own tasks and golds:
 
 * ``degenerate``: degenerate but compliant, every format rule kept while the task is ignored:
   the prompt's quoted words alone in each common wrapper (lowercase, capitals, quotes, JSON, a
   title), the gold's document with placeholder values, and the gold's final answer or document
   values scrambled (the same pattern, other content);
-* ``hedge``: constant and hedged answers from the domain's own answer space: other tasks'
-  golds, their final answers and common constants (``0``, ``1``, ``Yes``, ``True``, empty) in
-  this task's answer slot; and hedges, this task's answer combined with others (``YesNo``,
-  ``True or False``, every digit, every answer of the space at once), except on domains tagged
+* ``constant``: :mod:`rlhub.testing.probes_constant`, one answer for every task, searched in the
+  domain's own answer space;
+* ``hedge``: this task's answer combined with others (``YesNo``, ``True or False``, a value
+  joined to a set, every digit, every answer of the space at once), except on domains tagged
   ``code``, which face the code probes instead;
+* ``template``: :mod:`rlhub.testing.probes_template`, text built from the prompt's visible parts;
+* ``players``: :mod:`rlhub.testing.probes_games`, degenerate players of a game domain;
 * ``oversized``: :mod:`rlhub.testing.probes_oversized`;
 * ``forged-label``: :mod:`rlhub.testing.probes_labels`.
 
 Rules. A probe that ignores the task must earn the range minimum, with a trainable failure
 class, unless it passes because it happens to be right (a constant ``Yes`` on a task whose answer
-is yes). *Strict* probes (prompt words only, placeholder documents) are never right, so they must
-not pass either. A hedge is sent twice, its own answer first and last: a
+is yes). *Strict* probes (prompt words only, placeholder documents, templates) are never right, so
+they must not pass either. A hedge is sent twice, its own answer first and last: a
 verifier that reads one position passes one order (adding candidates gains nothing), one that
-accepts any of them passes both, which is the leak; a hedge earns no partial credit either. Each class reports the probes run, how many passed and
-the highest reward a probe that did not pass got; a manifest's ``hackable: [class]`` marks
-problems a plugin cannot fix yet as known (they are still reported, never hidden).
+accepts any of them passes both, which is the leak; a hedge earns no partial credit either. Each
+class reports the probes run, how many passed and the highest reward a probe that did not pass
+got; a class that cannot run on a domain (no golds to read answers from, a game, a code domain)
+says so and why (``ran: false``), never passing in silence. A manifest's ``hackable: [class]``
+marks problems a plugin cannot fix yet as known (they are still reported, never hidden).
 """
 
 from __future__ import annotations
@@ -43,10 +47,11 @@ from rlhub.testing.answer_space import (
     scramble,
 )
 
-PROBE_CLASSES = ("degenerate", "hedge", "oversized", "forged-label")
-CONSTANTS = ("0", "1", "-1", "2", "Yes", "No", "yes", "no", "True", "False", "A", "B", "None",
-             "[]", "{}", "")
+PROBE_CLASSES = ("degenerate", "constant", "hedge", "template", "players", "oversized",
+                 "forged-label")
 SEPARATORS = ("", " ", ", ", " or ", "/", " = ", "\n")
+#: Joins that make a set or a disjunction of two values, the second a set literal.
+SET_JOINS = (" \\cup ", " \\lor ")
 SPACE_SEED = 4242
 _QUOTED = re.compile(r"\"([^\"\n]{1,60})\"")
 
@@ -70,16 +75,46 @@ class ProbeReport:
     max_reward: float | None = None
     problems: list[str] = field(default_factory=list)
     known: bool = False
+    ran: bool = True
+    reason: str = ""
+    seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probes": self.probes, "passed": self.passed, "max_reward": self.max_reward,
-                "problems": self.problems, "hackable": self.known}
+        return {"ran": self.ran, "reason": self.reason, "probes": self.probes,
+                "passed": self.passed, "max_reward": self.max_reward,
+                "problems": self.problems, "hackable": self.known,
+                "seconds": round(self.seconds, 3)}
 
 
-def answer_space(domain: Domain, tasks: Sequence[Task], n: int = 8) -> list[Task]:
-    """``tasks`` plus ``n`` more of the first split, to read the domain's answers from."""
+def cannot_run(name: str, reason: str) -> ProbeReport:
+    """The report of a class that cannot run on a domain, saying why."""
+    return ProbeReport(name, ran=False, reason=reason)
+
+
+def ran_or_not(report: ProbeReport, reason: str) -> ProbeReport:
+    """``report``, marked as not run (with ``reason``) when it ran no probe at all."""
+    if report.probes == 0 and report.ran:
+        report.ran, report.reason = False, reason
+    return report
+
+
+def is_game(domain: Domain) -> bool:
+    """A game bridged from another ecosystem: its episodes are played move by move."""
+    from rlhub.bridges import GameDomain
+
+    return isinstance(domain, GameDomain)
+
+
+def answer_space(domain: Domain, tasks: Sequence[Task], n: int = 16) -> list[Task]:
+    """``tasks`` plus up to ``n`` more of the first split, to read the domain's answers from (a
+    task the generator fails to make is left out: the kit's own sample already checks that)."""
     split = domain.manifest.data["splits"][0]
-    extra = domain.sample(n, split=split, seed=SPACE_SEED)
+    extra = []
+    for index in range(n):
+        try:
+            extra.append(domain.task(split, SPACE_SEED, index))
+        except Exception:  # noqa: BLE001, S112 - a generator's failure is not a probe's finding
+            continue
     return list(tasks) + extra
 
 
@@ -144,7 +179,8 @@ def check_degenerate(domain: Domain, tasks: Sequence[Task], space: Sequence[Task
     for task in tasks[:2]:
         for probe in degenerate_probes(task):
             judge_probe(domain, task, probe, report)
-    return report
+    return ran_or_not(report, "the prompts quote no words and the golds hold no document or "
+                              "short final answer to imitate")
 
 
 # -- constant and hedged answers -----------------------------------------------------------------
@@ -158,19 +194,6 @@ def space_answers(space: Sequence[Task]) -> list[str]:
     """The distinct final answers of the golds in ``space`` (in order)."""
     found = [slot.answer.strip() for t in space if (slot := answer_slot(t.gold))]
     return list(dict.fromkeys(a for a in found if a))
-
-
-def constant_probes(task: Task, space: Sequence[Task]) -> list[Probe]:
-    """Other tasks' golds whole, and constants and other answers in this task's answer slot."""
-    others = [t.gold for t in space if t.gold and t.id != task.id and t.gold != task.gold]
-    probes = [Probe(f"another task's gold #{i + 1}", g, False)
-              for i, g in enumerate(dict.fromkeys(others)) if i < 3]
-    slot = answer_slot(task.gold)
-    if slot is not None:
-        values = list(dict.fromkeys([*CONSTANTS, *space_answers(space)]))
-        probes += [Probe(f"constant {v!r}", slot.fill(v), False) for v in values
-                   if v != slot.answer.strip()]
-    return probes
 
 
 @dataclass(frozen=True)
@@ -197,6 +220,8 @@ def hedge_probes(task: Task, space: Sequence[Task]) -> list[Hedge]:
     others = list(dict.fromkeys(others))[:4]
     pairs = [(f"{own}{sep}{other}", f"{other}{sep}{own}") for other in others
              for sep in SEPARATORS]
+    pairs += [(f"{own}{join}\\{{{other}\\}}", f"\\{{{other}\\}}{join}{own}")
+              for other in others[:2] for join in SET_JOINS]
     pairs += [(join.join([own, *others]), join.join([*others, own])) for join in (" ", "")]
     pairs += [("0123456789", "9876543210"), ("0 1 2 3 4 5 6 7 8 9", "9 8 7 6 5 4 3 2 1 0")]
     return [Hedge(f"hedge {a!r}", slot.fill(a), slot.fill(b)) for a, b in dict.fromkeys(pairs)
@@ -223,11 +248,12 @@ def _is_code(domain: Domain) -> bool:
 
 
 def check_hedge(domain: Domain, tasks: Sequence[Task], space: Sequence[Task]) -> ProbeReport:
-    """The ``hedge`` class: constants on the first two tasks, hedges on the first."""
+    """The ``hedge`` class on the first task with a short final answer."""
+    if _is_code(domain):
+        return cannot_run("hedge", "a code domain: a program joined with another answer is still "
+                                   "the same program; the code probes cover it")
     report = ProbeReport("hedge")
-    for i, task in enumerate(tasks[:2]):
-        for probe in constant_probes(task, space):
-            judge_probe(domain, task, probe, report)
-        for hedge in hedge_probes(task, space) if i == 0 and not _is_code(domain) else ():
+    for task in [t for t in tasks if answer_slot(t.gold)][:1]:
+        for hedge in hedge_probes(task, space):
             judge_hedge(domain, task, hedge, report)
-    return report
+    return ran_or_not(report, "no gold has a short final answer to hedge")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from typing import Any
 
@@ -12,6 +11,7 @@ from rlhub.errors import VerifierError
 from rlhub.extract import final_answer, last_code_block
 from rlhub.jsonschemas import remote_problem, validator
 from rlhub.task import Task
+from rlhub.verifiers.patterns import compile_pattern
 
 
 def normalize(text: str, mode: str) -> str:
@@ -52,27 +52,26 @@ class Exact:
 class Regex:
     """Pass when the completion (or its extracted answer) matches a regular expression.
 
-    The pattern is ``options.pattern`` or, when absent, ``task.answer``. Options: ``fullmatch``
-    (default true), ``flags`` (letters of ``imsx``), ``extract`` (``answer`` or ``all``, default
-    ``all``). Component: ``match``.
+    The pattern is ``options.pattern`` or, when absent, ``task.answer``; it runs on the
+    linear-time engine (:func:`.patterns.compile_pattern`), so a pattern from data cannot stall
+    the verifier, and one the engine refuses is a :class:`~.patterns.PatternError` (the
+    environment's fault). Options: ``fullmatch`` (default true), ``flags`` (letters of ``ims``),
+    ``extract`` (``answer`` or ``all``, default ``all``). Component: ``match``.
     """
 
     def __init__(self, options: dict[str, Any]):
         self.pattern = options.get("pattern")
         self.fullmatch = options.get("fullmatch", True)
         self.extract = options.get("extract", "all")
-        flag_map = {"i": re.I, "m": re.M, "s": re.S, "x": re.X}
-        self.flags = 0
-        for letter in options.get("flags", ""):
-            self.flags |= flag_map[letter]
+        self.flags = str(options.get("flags", ""))
         if self.pattern is not None:
-            re.compile(self.pattern, self.flags)
+            compile_pattern(self.pattern, self.flags)
 
     def check(self, task: Task, completion: str) -> Verdict:
         pattern = self.pattern if self.pattern is not None else str(task.answer)
         text = final_answer(completion) if self.extract == "answer" else completion.strip()
-        matcher = re.fullmatch if self.fullmatch else re.search
-        ok = matcher(pattern, text, self.flags) is not None
+        compiled = compile_pattern(pattern, self.flags)
+        ok = (compiled.fullmatch(text) if self.fullmatch else compiled.search(text)) is not None
         feedback = "" if ok else f"The output does not match the required pattern {pattern!r}."
         return Verdict({"match": float(ok)}, ok, feedback)
 
@@ -96,7 +95,7 @@ class JsonSchema:
     The schema is ``options.schema`` or, when absent, ``task.answer``. Components: ``valid_json``
     (it parses) and ``schema_ok`` (it validates). The schema is compiled offline
     (:mod:`rlhub.jsonschemas`): a reference outside it is a :class:`VerifierError` naming the
-    domain, never a download.
+    domain, never a download, and its ``pattern`` and ``patternProperties`` match in linear time.
     """
 
     def __init__(self, options: dict[str, Any]):

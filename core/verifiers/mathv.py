@@ -13,6 +13,12 @@ interpreter lock. Two layers bound it, from any thread:
 
 Either way the answer scores the minimum with failure class ``answer``. A worker that overran
 only the wall-clock backstop (an overloaded machine) raises, which is the ``verifier`` class.
+
+Hedges. math-verify reads ``a \cup \{b\}``, ``\{b\} \cup a``, ``a \lor b`` or ``a + [b, c]``
+as whichever of its parts equals the gold, so one boxed answer naming several values passes with
+the right one in any position. :func:`set_notation` refuses set and logic notation (set operators,
+connectives, set braces, the empty set, intervals) in an answer whose gold is a single value
+(no comma, no set notation of its own); a gold that is a set or an interval keeps its notation.
 """
 
 from __future__ import annotations
@@ -51,6 +57,22 @@ _GUARDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\\sqrt\s*\[[^\]]*(?:\d{3,}|\^|!)"), "a root of a huge degree"),
     (re.compile(r"\d{%d,}" % (MAX_DIGITS + 1)), f"a number of more than {MAX_DIGITS} digits"),
 )
+
+
+_SET_NOTATION = re.compile(
+    r"\\(?:cup|cap|setminus|smallsetminus|sqcup|sqcap|uplus|triangle|ominus|bigcup|bigcap|lor|"
+    r"land|vee|wedge|lnot|neg|emptyset|varnothing)(?![a-zA-Z])|\\[{}]|[\[(][^\[\]()]*,[^\[\]()]*[\])]")
+
+
+def set_notation(answer: str, gold: str) -> str | None:
+    """Why ``answer`` names several values where ``gold`` is one (see the module docstring)."""
+    if "," in gold or _SET_NOTATION.search(gold):
+        return None
+    found = _SET_NOTATION.search(answer)
+    if found is None:
+        return None
+    return (f"it uses set or logic notation ({found.group()!r}), which has no place in an answer "
+            "that is a single value")
 
 
 def oversized(answer: str, max_chars: int) -> str | None:
@@ -115,7 +137,7 @@ class Math:
                            "No final answer found: put it in \\boxed{...}.")
         answer = answer.strip()
         fmt = float(boxed is not None)
-        refused = oversized(answer, self.max_chars)
+        refused = oversized(answer, self.max_chars) or set_notation(answer, str(task.answer))
         if refused is None:
             try:
                 ok = self.equal(str(task.answer), answer)

@@ -1,68 +1,82 @@
-"""Which regular expressions from data rlhub accepts: :func:`check_pattern`.
+"""Regular expressions from data, matched in linear time (RE2, through ``google-re2``).
 
-A pattern from a pulled environment (a ``regex`` verifier's ``pattern`` option, a dataset row's
-answer, a JSON Schema's ``pattern``) is matched against model output, which is hostile. Python's
-``re`` backtracks: ``(a+)+$`` against thirty ``a`` and a ``b`` runs for minutes. A pattern is
-accepted only if Python compiles it, RE2 (a linear-time engine) accepts it, so it uses no
-backreference or lookaround, and no quantifier that can repeat a variable number of times sits
-inside another one (the nested quantifiers behind catastrophic backtracking).
+A pattern from a dataset row, a verifier option, a JSON Schema or a pulled environment is a
+stranger's input, and it is matched against model output, which is hostile. Python's ``re``
+backtracks: ``(a+)+$`` against forty ``a`` and a ``!`` runs for minutes inside C code that holds
+the interpreter lock, so no thread-level timeout stops it and a server doing it stops answering.
+RE2 matches in time linear in the text, whatever the pattern, with bounded memory; it refuses what
+cannot be matched that way (backreferences, look-around, possessive or atomic groups) and
+repetition counts above 1000.
+
+* :func:`compile_pattern` is the one way rlhub runs a pattern from data: the compiled RE2
+  pattern (cached; ``.search``, ``.fullmatch``), or :class:`PatternError` (a
+  :class:`~rlhub.errors.VerifierError`, never the model's fault) saying why it cannot be;
+* :func:`check_pattern` is the same refusal as one sentence (or None), for the checks that run
+  when a domain file is read, as its rows load and at ``rlhub pull``
+  (:mod:`rlhub.gradingdata`), which name where the pattern came from.
+
+JSON Schemas' ``pattern`` and ``patternProperties`` run here too (:func:`rlhub.jsonschemas.validator`).
+Python's flags ``i``, ``m`` and ``s`` become RE2's inline flags; ``\\Z`` is read as RE2's ``\\z``.
+RE2's ``\\d``, ``\\w`` and ``\\b`` are ASCII, a little narrower than Python's.
 """
 
 from __future__ import annotations
 
-import re
+import functools
 from typing import Any
 
-_REPEATS = ("MAX_REPEAT", "MIN_REPEAT")
+from rlhub.errors import VerifierError
+
+MAX_PATTERN_CHARS = 4096
+FLAGS = frozenset("ims")
 
 
-def check_pattern(pattern: str) -> str | None:
-    """None when ``pattern`` is acceptable, else what is wrong with it (one sentence)."""
-    try:
-        parsed = re._parser.parse(pattern)  # type: ignore[attr-defined]
-    except (re.error, RecursionError, OverflowError) as exc:
-        return f"pattern {pattern[:200]!r} does not compile: {exc}"
-    problem = _re2_problem(pattern)
-    if problem:
-        return f"pattern {pattern[:200]!r} is not accepted by RE2 (linear-time matching): {problem}"
-    if _nested(parsed, inside=False):
-        return (f"pattern {pattern[:200]!r} nests a variable quantifier inside another "
-                "(catastrophic backtracking); rewrite it without the nesting")
-    return None
+class PatternError(VerifierError):
+    """A pattern the linear-time engine cannot match: the environment's error, not the answer's."""
 
 
-def _re2_problem(pattern: str) -> str | None:
+def _translate(pattern: str) -> str:
+    """Python's ``\\Z`` (end of text) as RE2's ``\\z``; every other escape as it is."""
+    out, i = [], 0
+    while i < len(pattern):
+        pair = pattern[i:i + 2]
+        out.append("\\z" if pair == "\\Z" else pair if pair.startswith("\\") else pattern[i])
+        i += 2 if pair.startswith("\\") else 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_pattern(pattern: str, flags: str = "") -> Any:
+    """``pattern`` compiled by RE2 with Python-style ``flags`` (letters of ``ims``); raises
+    :class:`PatternError` saying why it cannot be (see the module docstring)."""
     import re2
 
+    if not isinstance(pattern, str):
+        raise PatternError(f"expected a pattern string, found {type(pattern).__name__}")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise PatternError(f"expected a pattern of at most {MAX_PATTERN_CHARS} characters, "
+                           f"found {len(pattern)}")
+    unknown = sorted(set(flags) - FLAGS)
+    if unknown:
+        raise PatternError(f"expected flags among {''.join(sorted(FLAGS))}, found {unknown} "
+                           "(verbose patterns are not supported by the linear-time engine)")
     options = re2.Options()
     options.log_errors = False
+    prefix = f"(?{''.join(sorted(set(flags)))})" if flags else ""
     try:
-        re2.compile(pattern, options)
+        return re2.compile(prefix + _translate(pattern), options)
     except re2.error as exc:
-        message = exc.args[0] if exc.args else exc
-        return message.decode() if isinstance(message, bytes) else str(message)
+        reason = exc.args[0] if exc.args else exc
+        reason = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+        raise PatternError(f"pattern {pattern[:200]!r} is not accepted by RE2 (linear-time "
+                           f"matching): {reason}; rewrite it without backreferences, look-around "
+                           "or repetitions above 1000") from None
+
+
+def check_pattern(pattern: Any, flags: str = "") -> str | None:
+    """None when ``pattern`` can run on the linear-time engine, else why not (one sentence)."""
+    try:
+        compile_pattern(pattern, flags)
+    except PatternError as exc:
+        return str(exc)
     return None
-
-
-def _nested(items: Any, inside: bool) -> bool:
-    """Whether a variable repeat occurs inside a variable repeat in the parsed ``items``."""
-    for op, av in items:
-        if str(op) in _REPEATS:
-            low, high, body = av
-            variable = low != high
-            if variable and inside:
-                return True
-            if _nested(body, inside or variable):
-                return True
-        elif any(_nested(part, inside) for part in _parts(av)):
-            return True
-    return False
-
-
-def _parts(av: Any) -> list[Any]:
-    """The sub-patterns held in one parsed node's argument (groups, branches, assertions)."""
-    if isinstance(av, re._parser.SubPattern):  # type: ignore[attr-defined]
-        return [av]
-    if isinstance(av, tuple | list):
-        return [p for item in av for p in _parts(item)]
-    return []

@@ -24,13 +24,18 @@ discount included) and ``metadata`` holds the turn's score (components, passed, 
 answer ``{"type": "error", "data": {"message", "code"}}`` with OpenEnv's codes, and the session
 stays usable. ``GET /schema`` and ``GET /metadata`` describe the action and the server.
 
-An OpenEnv client is untrusted: a message over ``max_body_bytes`` is refused, a session holds at
-most one episode (a new ``reset`` drops the old one, a disconnect drops it), episodes count
-against ``max_episodes``, and every step passes the server's admission gate.
+An OpenEnv client is untrusted. Every message is read under a size limit and a deadline: uvicorn
+refuses a frame longer than ``max_body_bytes`` from its header, before reading it (``ws_max_size``,
+set by :func:`rlhub.hub.server.app.uvicorn_options`; the connection closes with 1009), and a
+session that sends no whole message for ``episode_ttl_s`` is closed (its episode would have expired
+anyway). A session holds at most one episode (a new ``reset`` drops the old one, a disconnect drops
+it), episodes count against ``max_episodes``, the connection counts against the per-address cap,
+and every reset and step passes the server's admission gate once its message has fully arrived.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -84,9 +89,9 @@ class Session:
                                 f"unknown {unknown}")
         await self.drop()
         body = {k: data[k] for k in ("domain", "split", "seed", "index") if k in data}
-        if "domain" not in body:
-            body = {"task": (await self.service.sample({"n": 1}))["tasks"][0]}
         async with self.service.gate.admit():
+            if "domain" not in body:
+                body = {"task": (await self.service.sample({"n": 1}))["tasks"][0]}
             opened = await self.service.open_episode(body)
         self.episode_id, self.task = opened["episode_id"], opened["task"]
         self.steps, self.max_turns = 0, opened["max_turns"]
@@ -132,7 +137,7 @@ def mount(app: Any, service: Any) -> None:
 
     async def websocket(ws: WebSocket) -> None:
         await ws.accept()
-        await serve_session(ws, Session(service), service.config.max_body_bytes)
+        await serve_session(ws, Session(service), service.config.episode_ttl_s)
 
     async def schema(_: Any) -> Any:
         return JSONResponse({"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA,
@@ -151,17 +156,16 @@ def mount(app: Any, service: Any) -> None:
     app.router.add_route("/metadata", metadata, methods=["GET"])
 
 
-async def serve_session(ws: Any, session: Session, max_bytes: int) -> None:
-    """Answer one connection's messages until it closes; its episode is dropped at the end."""
+async def serve_session(ws: Any, session: Session, idle_s: float) -> None:
+    """Answer one connection's messages until it closes or sends nothing whole for ``idle_s``;
+    its episode is dropped at the end."""
     from starlette.websockets import WebSocketDisconnect
 
     try:
         while True:
-            raw = await ws.receive_text()
-            if len(raw) > max_bytes:
-                await ws.send_text(_error("VALIDATION_ERROR", f"expected a message of at most "
-                                          f"{max_bytes} bytes, found {len(raw)}"))
-                continue
+            raw = await _next_message(ws, idle_s)
+            if raw is None:
+                break
             reply = await _answer(session, raw)
             if reply is None:
                 break
@@ -170,6 +174,22 @@ async def serve_session(ws: Any, session: Session, max_bytes: int) -> None:
         pass
     finally:
         await session.drop()
+
+
+async def _next_message(ws: Any, idle_s: float) -> str | None:
+    """The next text message, or None (after closing) when none came whole within ``idle_s``;
+    a binary message is read as UTF-8 text."""
+    from starlette.websockets import WebSocketDisconnect
+
+    try:
+        message = await asyncio.wait_for(ws.receive(), idle_s)
+    except TimeoutError:
+        await ws.close(1008, f"no message within {idle_s:g} s")
+        return None
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text = message.get("text")
+    return text if text is not None else (message.get("bytes") or b"").decode("utf-8", "replace")
 
 
 async def _answer(session: Session, raw: str) -> str | None:

@@ -9,8 +9,8 @@ passed or with its refusal. On a verified bundle (every hash matches its lock):
 * ``identity``: the ids the bundle declares are the ids its files declare: each data-only domain
   of the lock is declared by exactly the file its lock entry names, every domain file's id is in
   the lock, and each manifest file declares the id its entry names;
-* ``grading data``: schemas that refer outside themselves and regular expressions RE2 refuses or
-  with nested quantifiers, in verifier options (:mod:`rlhub.gradingdata`);
+* ``grading data``: schemas that refer outside themselves and regular expressions RE2 (which runs
+  every pattern from data) refuses, in verifier options (:mod:`rlhub.gradingdata`);
 * ``datasets``: every dataset read as a domain would read it, under the user's caps
   (:mod:`rlhub.datasets`), with every row's answer checked as grading data.
 """

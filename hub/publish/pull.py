@@ -13,8 +13,7 @@ first that fails refuses the bundle, with nothing installed:
 ``pin``           the reference still resolves to the bundle the project pinned, unless ``update``
 ``policy``        unless ``trust_remote_code``: what the user's policy lets an untrusted
                   environment declare (:mod:`rlhub.trust`)
-``grading data``  schemas that refer outside themselves, patterns RE2 refuses or that nest
-                  quantifiers
+``grading data``  schemas that refer outside themselves, patterns RE2 refuses
 ``datasets``      every dataset read under the user's caps, every row's answer checked
 ``shadowing``     no domain id, plugin namespace or environment name another source provides
 ``probes``        the contract kit's integrity probes (:mod:`rlhub.hub.publish.probing`)

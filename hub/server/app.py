@@ -34,20 +34,24 @@ the OpenRLHF agent replays it on a new one); every answer carries the failure cl
 Backpressure: the server queues, it does not reject. OpenRLHF retries a failed reward call 5 times
 one second apart and then silently drops the reward, which crashes training later; so a 503 under
 load would be the worst answer. At most ``max_inflight`` requests are admitted at once (default
-64 per worker); a request beyond that waits at the admission gate *before its body is read*, so a
-parked request holds only its headers and uvicorn's paused read buffer (at most 64 KiB), and
-connections beyond those wait in the listen backlog (``backlog``, kernel memory). Admitted work
-goes to a pool of ``workers`` threads or Ray actors (:mod:`.pool`); the event loop only
-parses and answers. A verification that overruns ``verify_timeout_s × 3`` of its domain is
-answered with the minimum reward and ``error = 1`` (its thread finishes in the background).
+64 per worker); every endpoint that does work passes this admission gate, and a request beyond
+the limit waits there. A request is admitted only once its whole body has arrived: bodies are read
+first, each under ``body_timeout_s`` and ``max_body_bytes`` (:func:`.guard.read_raw`), so a client
+that sends its body slowly (or never) holds its connection until that deadline and never a slot.
+Connections are capped per client address (``max_connections_per_client``) and must send each
+request's headers within ``header_timeout_s`` (:mod:`.connections`); connections beyond those wait
+in the listen backlog (``backlog``, kernel memory). Admitted work goes to a pool of ``workers``
+threads or Ray actors (:mod:`.pool`); the event loop only parses and answers. A verification that
+overruns ``verify_timeout_s × 3`` of its domain is answered with the minimum reward and
+``error = 1`` (its thread finishes in the background).
 
 Trust (:mod:`rlhub.labels`): every task arriving from a client, in a ``/get_reward`` label or a
 ``/v1`` body, goes through one :class:`~rlhub.labels.LabelGate`: it is verified only when the
 server can regenerate it from its coordinates or it carries the server key's signature, and only
 for a served domain (the mixture's and ``--allow-domain`` globs; every installed domain when
 neither is given). Limits (:mod:`.guard`): bodies are read as a stream and refused past
-``max_body_bytes``; at most ``max_items`` samples per request (413); one sample's crash is that
-sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
+``max_body_bytes``; at most ``max_items`` samples per request (413; ``/v1/sample``'s ``n`` too);
+one sample's crash is that sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
 verifications still run.
 """
 
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import os
@@ -66,15 +71,17 @@ from typing import Any
 from rlhub import labels
 from rlhub.errors import DomainNotFound, LabelError, ManifestError, RlhubError
 from rlhub.failures import of_exception
-from rlhub.hub.server.dedupe import RequestLog
+from rlhub.hub.server.connections import ConnectionLimits, limited_protocol
+from rlhub.hub.server.dedupe import Answer, RequestLog, error
 from rlhub.hub.server.guard import (
+    BodyBudget,
     RequestRefused,
     check_items,
     claimed_domain,
     exit_past_stuck_threads,
     isolated,
     label_refused,
-    read_body,
+    parse_json_object,
     read_raw,
 )
 from rlhub.hub.server.metrics import Metrics
@@ -92,7 +99,6 @@ from rlhub.hub.server.protocol import LabelError as BodyError
 from rlhub.hub.server.state import EpisodeTable, SharedScheduler
 from rlhub.task import Task
 
-MAX_SAMPLE_N = 10_000
 #: Failure classes a verification is repeated on (``--infra-retries``): faults of the
 #: infrastructure that may pass, unlike a refused label or the model's own outcome.
 RETRYABLE = frozenset({"sandbox", "verifier", "judge"})
@@ -118,9 +124,15 @@ class ServerConfig:
     episode_ttl_s: float = 900.0
     max_episodes: int = 10_000
     max_body_bytes: int = 16 << 20
+    max_buffered_bytes: int = 1 << 30  # bodies in memory at once, arriving or parked at the gate
+    body_timeout_s: float = 30.0
+    header_timeout_s: float = 10.0
+    max_connections_per_client: int = 1024
     max_items: int = 1024
     infra_retries: int = 2
     max_request_keys: int = 50_000
+    max_request_log_bytes: int = 64 << 20
+    max_kept_answer_bytes: int = 1 << 20
     label_key_file: str | None = None
     allow_domains: tuple[str, ...] = ()
     shutdown_grace_s: float = 3.0
@@ -141,6 +153,7 @@ class Gate:
         self.limit = limit
         self.waiting = 0
         self.inflight = 0
+        self.reading = 0  # requests whose body is still arriving (they hold no slot)
 
     @contextlib.asynccontextmanager
     async def admit(self) -> AsyncIterator[None]:
@@ -170,7 +183,11 @@ class RewardService:
         self.metrics = Metrics()
         self.gate = Gate(config.admission, self.metrics)
         self.episodes = EpisodeTable(config.episode_ttl_s, config.max_episodes)
-        self.requests = RequestLog(config.episode_ttl_s, config.max_request_keys)
+        self.requests = RequestLog(config.episode_ttl_s, config.max_request_keys,
+                                   config.max_request_log_bytes, config.max_kept_answer_bytes)
+        self.connections = ConnectionLimits(config.max_connections_per_client,
+                                            config.header_timeout_s)
+        self.bodies = BodyBudget(config.max_buffered_bytes)
         self._background: set[asyncio.Future[Any]] = set()  # drops in flight, kept referenced
         self.scheduler = SharedScheduler(self._scheduler(), config.episode_ttl_s)
         self.label_key = labels.load_key(config.label_key_file) or labels.new_key()
@@ -305,6 +322,11 @@ class RewardService:
 
     # -- /v1 -------------------------------------------------------------------------------
 
+    @functools.cached_property
+    def domain_rows(self) -> list[dict[str, Any]]:
+        """``/v1/domains``: built once (the registry does not change while the server runs)."""
+        return self.domains()
+
     def domains(self) -> list[dict[str, Any]]:
         rows = []
         for domain_id in self.registry.ids():
@@ -318,7 +340,7 @@ class RewardService:
         return rows
 
     async def sample(self, body: dict[str, Any]) -> dict[str, Any]:
-        n = _int(body, "n", 1, 1, MAX_SAMPLE_N)
+        n = _int(body, "n", 1, 1, self.config.max_items)
         if body.get("domain"):
             domain = self._domain(body["domain"])
             split, seed = str(body.get("split", "train")), _int(body, "seed", 0)
@@ -473,7 +495,9 @@ class RewardService:
                 "domains": len(self.registry.ids()),
                 "pool": self.pool.info() if self.pool else None,
                 "queue": {"limit": self.gate.limit, "waiting": self.gate.waiting,
-                          "inflight": self.gate.inflight},
+                          "inflight": self.gate.inflight, "reading": self.gate.reading,
+                          "body_bytes": self.bodies.held},
+                "connections": self.connections.state(),
                 "episodes": len(self.episodes.entries), "scheduler": self.scheduler.state(),
                 "requests": self.requests.state(), "features": list(FEATURES)}
 
@@ -551,18 +575,18 @@ def create_app(config: ServerConfig, registry: Any) -> Any:
 
 def _routes(app: Any, service: RewardService) -> None:
     route = _Router(app, service)
-    route("POST", "/get_reward", service.rewards, gated=True, reward=True)
-    route("GET", "/v1/domains", lambda _: _const({"domains": service.domains()}))
+    route("POST", "/get_reward", service.rewards, reward=True)
+    route("GET", "/v1/domains", lambda _: _const({"domains": service.domain_rows}), gated=False)
     route("POST", "/v1/sample", service.sample, idempotent=True)
-    route("POST", "/v1/verify", service.verify, gated=True)
-    route("POST", "/v1/episodes", service.open_episode, gated=True, idempotent=True)
-    route("POST", "/v1/episodes/{episode_id}/step", service.step, gated=True, idempotent=True)
+    route("POST", "/v1/verify", service.verify)
+    route("POST", "/v1/episodes", service.open_episode, idempotent=True)
+    route("POST", "/v1/episodes/{episode_id}/step", service.step, idempotent=True)
     route("DELETE", "/v1/episodes/{episode_id}",
           lambda _, episode_id: _closed(service, episode_id))
     route("POST", "/v1/scheduler/observe", service.observe, idempotent=True)
-    route("GET", "/v1/scheduler/weights",
-          lambda _: _const({"weights": service.scheduler.weights(), **service.scheduler.state()}))
-    route("GET", "/health", lambda _: _const(service.health()))
+    route("GET", "/v1/scheduler/weights", lambda _: _const(
+        {"weights": service.scheduler.weights(), **service.scheduler.state()}), gated=False)
+    route("GET", "/health", lambda _: _const(service.health()), gated=False)
 
     from starlette.responses import Response
 
@@ -582,56 +606,90 @@ async def _closed(service: RewardService, episode_id: str) -> dict[str, Any]:
 
 
 class _Router:
-    """Registers JSON endpoints: body parsing, admission, errors, metrics in one place."""
+    """Registers JSON endpoints: body, admission, errors and metrics in one place.
+
+    Every endpoint that does work is ``gated`` (the default): its body is read in full first
+    (under the body deadline and size limit), then it waits at the admission gate. Only the
+    constant-time reads (``/health``, ``/v1/domains``, the scheduler's weights) skip the gate.
+    """
 
     def __init__(self, app: Any, service: RewardService):
         self.app = app
         self.service = service
 
     def __call__(self, method: str, path: str, fn: Callable[..., Awaitable[Any]], *,
-                 gated: bool = False, reward: bool = False, idempotent: bool = False) -> None:
+                 gated: bool = True, reward: bool = False, idempotent: bool = False) -> None:
         from starlette.responses import Response
 
         service, name = self.service, path
 
-        async def run(request: Any) -> tuple[int, Any]:
-            return await _handle(request, fn, service.config.max_body_bytes, reward)
-
-        async def raw(request: Any) -> bytes:
-            return await read_raw(request, service.config.max_body_bytes)
-
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
-            if idempotent:
-                status, value = await service.requests.respond(
-                    request, run, service.gate.admit if gated else None, raw)
-            elif gated:
-                async with service.gate.admit():
-                    status, value = await run(request)
-            else:
-                status, value = await run(request)
+            status, body = await self._answer(request, fn, gated, reward, idempotent)
             service.metrics.requests.labels(name, str(status)).inc()
             service.metrics.latency.labels(name).observe(time.perf_counter() - started)
-            return Response(json.dumps(value).encode(), status_code=status,
-                            media_type="application/json")
+            return Response(body, status_code=status, media_type="application/json")
 
         self.app.router.add_route(path, endpoint, methods=[method])
 
+    async def _answer(self, request: Any, fn: Callable[..., Awaitable[Any]], gated: bool,
+                      reward: bool, idempotent: bool) -> Answer:
+        try:
+            raw = await self._body(request)
+        except RequestRefused as exc:
+            return error(exc.status, str(exc))
+        try:
+            return await self._run(request, raw, fn, gated, reward, idempotent)
+        finally:
+            self.service.bodies.give(len(raw))
 
-async def _handle(request: Any, fn: Callable[..., Awaitable[Any]], max_body: int,
-                  reward: bool) -> tuple[int, Any]:
-    """Run one endpoint: ``(status, JSON value)``; client errors become ``{"error": ...}``."""
+    async def _run(self, request: Any, raw: bytes, fn: Callable[..., Awaitable[Any]],
+                   gated: bool, reward: bool, idempotent: bool) -> Answer:
+        run = functools.partial(_handle, request, raw, fn, reward)
+        gate = self.service.gate
+        if idempotent:
+            return await self.service.requests.respond(request, raw, run, gate.admit)
+        if not gated:
+            return await run()
+        async with gate.admit():
+            return await run()
+
+    async def _body(self, request: Any) -> bytes:
+        """The whole body of a POST (see :func:`.guard.read_raw`), before any admission."""
+        if request.method != "POST":
+            return b""
+        config, gate = self.service.config, self.service.gate
+        gate.reading += 1
+        try:
+            return await read_raw(request, config.max_body_bytes, config.body_timeout_s,
+                                  self.service.bodies)
+        finally:
+            gate.reading -= 1
+
+
+async def _handle(request: Any, raw: bytes, fn: Callable[..., Awaitable[Any]],
+                  reward: bool) -> Answer:
+    """Run one endpoint: ``(status, JSON bytes)``; client errors become ``{"error": ...}``."""
     try:
-        body = await read_body(request, max_body) if request.method == "POST" else None
-        return 200, await fn(body, **request.path_params)
+        body = parse_json_object(raw) if request.method == "POST" else None
+        return 200, json.dumps(await fn(body, **request.path_params)).encode()
     except (ApiError, RequestRefused) as exc:
-        return exc.status, {"error": str(exc)}
+        return error(exc.status, str(exc))
     except BodyError as exc:
-        return 400, {"error": str(exc)}
+        return error(400, str(exc))
     except Exception as exc:  # noqa: BLE001 - the server answers JSON even for its own bugs
+        message = f"{type(exc).__name__}: {exc}"
         if reward:
-            return 500, {"error": f"{type(exc).__name__}: {exc}", "rewards": [], "scores": []}
-        return 500, {"error": f"{type(exc).__name__}: {exc}"}
+            return 500, json.dumps({"error": message, "rewards": [], "scores": []}).encode()
+        return error(500, message)
+
+
+def uvicorn_options(service: RewardService) -> dict[str, Any]:
+    """The uvicorn options that bound connections, headers and WebSocket messages (see the
+    module docstring); every way of serving the app passes them."""
+    config = service.config
+    return {"http": limited_protocol(service.connections), "ws_max_size": config.max_body_bytes,
+            "backlog": config.backlog, "timeout_graceful_shutdown": config.shutdown_grace_s}
 
 
 def run(config: ServerConfig, registry: Any,
@@ -652,8 +710,8 @@ def run(config: ServerConfig, registry: Any,
 
     try:
         started = serve(app, host=config.host, port=config.port, ready=listening,
-                        backlog=config.backlog, log_level=config.log_level, access_log=False,
-                        lifespan="on", timeout_graceful_shutdown=config.shutdown_grace_s)
+                        log_level=config.log_level, access_log=False, lifespan="on",
+                        **uvicorn_options(service))
     finally:  # SIGINT arrives as KeyboardInterrupt: the interpreter would join stuck threads
         if service.startup_error is None:
             exit_past_stuck_threads(config.shutdown_grace_s)

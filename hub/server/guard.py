@@ -1,8 +1,13 @@
 """What ``rlhub serve`` refuses before any work starts, and how one bad sample stays alone.
 
-* :func:`read_body`: the request body is read as a stream and refused with 413 the moment it
+* :func:`read_raw`: the request body is read as a stream and refused with 413 the moment it
   passes ``max_body_bytes`` (a chunked body, which has no Content-Length, is never buffered
-  whole); JSON nested deeper than the decoder allows is a 400, not a 500.
+  whole), and with 408 when it has not all arrived within ``deadline_s`` (a client sending one
+  byte a minute holds its connection for that long, never a slot of the admission gate: the
+  body is read before admission); JSON nested deeper than the decoder allows is a 400, not a 500.
+  Bodies held in memory (arriving, or parked at the gate) share one :class:`BodyBudget`: past it,
+  reading waits for bytes to be released, so many clients sending large bodies at once cannot
+  fill the machine.
 * :func:`check_items`: a request may carry at most ``max_items`` samples (413 naming the limit
   and what to do), so a million-item request cannot occupy the event loop.
 * :func:`isolated`: one sample's crash (a label nested 100,000 deep, a bug) becomes that sample's
@@ -15,6 +20,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import json
 import os
 import sys
@@ -37,31 +44,65 @@ class RequestRefused(Exception):
         self.status = status
 
 
-async def read_raw(request: Any, max_bytes: int) -> bytes:
-    """The request's body, read as a stream and refused past ``max_bytes``; kept on the request,
-    so the idempotency log and the endpoint read it once."""
-    cached = getattr(request.state, "raw_body", None)
-    if cached is not None:
-        return bytes(cached)
+class BodyBudget:
+    """Bytes of request bodies held in memory at once, at most ``limit`` (one body over it is
+    let through alone); all calls on the server's event loop."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def take(self, size: int) -> None:
+        while self.held and self.held + size > self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            await waiter
+        self.held += size
+
+    def give(self, size: int) -> None:
+        self.held -= size
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+async def read_raw(request: Any, max_bytes: int, deadline_s: float | None = None,
+                   budget: BodyBudget | None = None) -> bytes:
+    """The request's body, read as a stream and refused past ``max_bytes`` (413) or past
+    ``deadline_s`` seconds (408; None: no deadline); see the module docstring. With a
+    ``budget``, the body's bytes are taken from it; the caller gives them back when done."""
     declared = int(request.headers.get("content-length") or 0)
     if declared > max_bytes:
         raise RequestRefused(413, f"expected a body of at most {max_bytes} bytes, found "
                                   f"{declared} (Content-Length)")
     chunks: list[bytes] = []
+    try:
+        async with asyncio.timeout(deadline_s):
+            await _collect(request, max_bytes, chunks, budget)
+    except BaseException as exc:
+        if budget is not None:
+            budget.give(sum(map(len, chunks)))
+        if isinstance(exc, TimeoutError):
+            raise RequestRefused(408, f"expected the whole body within {deadline_s:g} s, found "
+                                      f"{sum(map(len, chunks))} bytes by then; send the body at "
+                                      "once") from None
+        raise
+    return b"".join(chunks)
+
+
+async def _collect(request: Any, max_bytes: int, chunks: list[bytes],
+                   budget: BodyBudget | None) -> None:
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > max_bytes:
             raise RequestRefused(413, f"expected a body of at most {max_bytes} bytes, found "
                                       "more; send smaller requests")
+        if budget is not None:
+            await budget.take(len(chunk))
         chunks.append(chunk)
-    request.state.raw_body = raw = b"".join(chunks)
-    return raw
-
-
-async def read_body(request: Any, max_bytes: int) -> Any:
-    """The request's JSON object (see :func:`read_raw` and :func:`parse_json_object`)."""
-    return parse_json_object(await read_raw(request, max_bytes))
 
 
 def parse_json_object(raw: bytes) -> dict[str, Any]:

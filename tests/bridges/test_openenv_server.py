@@ -12,7 +12,7 @@ from websockets.asyncio.client import connect
 
 from rlhub.hub.server.process import ServerProcess
 
-ARITH = "math/arithmetic-l1-v1"
+ARITH = "math/arithmetic-l1-v2"
 
 
 @pytest.fixture(scope="module")

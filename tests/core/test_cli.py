@@ -78,11 +78,13 @@ def test_check_json_reports_every_probe_class_and_the_highest_reward_a_probe_got
     results = {r["id"]: r for r in report["results"]}
     assert out.returncode == 1 and report["failed"] == 1
     good, close = results["toy/reverse-v1"], results["broken/closeness-v1"]
-    assert set(good["probes"]) == {"degenerate", "hedge", "oversized", "forged-label"}
+    assert set(good["probes"]) == {"degenerate", "constant", "hedge", "template", "players",
+                                   "oversized", "forged-label"}
     assert good["ok"] and good["max_probe_reward"] == 0.0
-    assert set(good["probes"]["hedge"]) == {"probes", "passed", "max_reward", "problems",
-                                            "hackable"}
-    assert not close["ok"] and 0 < close["probes"]["hedge"]["max_reward"] < 1
+    assert set(good["probes"]["hedge"]) == {"ran", "reason", "probes", "passed", "max_reward",
+                                            "problems", "hackable", "seconds"}
+    assert good["probes"]["players"]["ran"] is False and good["probes"]["players"]["reason"]
+    assert not close["ok"] and 0 < close["probes"]["constant"]["max_reward"] < 1
     known = results["broken/hedge-known-v1"]
     assert known["ok"] and known["known"] and known["probes"]["hedge"]["hackable"]
     assert report["max_probe_reward"] == 1.0  # the known hedge, never hidden
@@ -204,4 +206,5 @@ def test_check_on_a_judged_domain_without_a_judge_says_so_in_one_line():
         "SKIP judged/explain-v1: needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to "
         "check the plumbing with the built-in scripted judge",
         "0 passed, 0 failed, 1 not checked, 0 with known (hackable) problems; highest reward of "
-        "any probe: None"]
+        "any probe: None; 0 probe classes could not run on their domain (--json says which and "
+        "why)"]

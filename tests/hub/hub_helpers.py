@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +59,26 @@ def api() -> Any:
     from huggingface_hub import HfApi
 
     return HfApi(endpoint=os.environ["HF_ENDPOINT"])
+
+
+@contextlib.contextmanager
+def live_server(config: Any, registry: Any) -> Iterator[str]:
+    """``rlhub serve``'s app on a real uvicorn in a thread, with the options ``rlhub serve`` gives
+    it (connection limits, WebSocket size); yields the base URL."""
+    from rlhub import serving
+    from rlhub.hub.server.app import create_app, uvicorn_options
+
+    sock = serving.bind("127.0.0.1", 0)
+    app = create_app(config, registry)
+    options = {**uvicorn_options(app.state.service), "timeout_graceful_shutdown": 1}
+    server = serving.server(app, sock, log_level="error", lifespan="on", **options)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not server.started:
+        time.sleep(0.05)
+    try:
+        yield serving.url_of(sock)
+    finally:
+        server.should_exit = True
+        thread.join(30)

@@ -14,7 +14,7 @@ from rlhub.hub.server.protocol import parse_label
 from typer.testing import CliRunner
 
 MIXTURE = {"strategy": "static", "seed": 4,
-           "domains": {"math/arithmetic-l1-v1": 3.0, "instruct/lowercase-v2": 2.0,
+           "domains": {"math/arithmetic-l1-v2": 3.0, "instruct/lowercase-v3": 2.0,
                        "structured/json-schema-l1-v2": 2.0}}
 
 
@@ -38,7 +38,7 @@ def test_largest_remainder_refuses_weights_without_mass() -> None:
 
 def test_an_export_has_exact_proportions_and_no_repeated_row() -> None:
     tasks, counts = export_tasks(MIXTURE, 70, registry())
-    assert counts == {"math/arithmetic-l1-v1": 30, "instruct/lowercase-v2": 20,
+    assert counts == {"math/arithmetic-l1-v2": 30, "instruct/lowercase-v3": 20,
                       "structured/json-schema-l1-v2": 20}
     assert Counter(t.domain for t in tasks) == counts
     assert len({t.id for t in tasks}) == 70

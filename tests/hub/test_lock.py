@@ -149,19 +149,19 @@ def test_a_lock_from_another_rlhub_version_is_refused(tmp_path, mixture, registr
 
 def test_scoring_library_versions_are_locked_and_a_different_one_is_named(tmp_path):
     reg = Registry()
-    wanted = ["math/arithmetic-l1-v1", "rg/leg_counting-v2"]
+    wanted = ["math/arithmetic-l1-v2", "rg/leg_counting-v3"]
     if not all(d in reg.manifests for d in wanted):
         pytest.fail("the first-party plugins rlhub-math and rlhub-reasoning-gym are not installed")
     lock = mixture_lock({"strategy": "uniform", "domains": wanted}, reg)
-    math_libs = lock["domains"]["math/arithmetic-l1-v1"]["libraries"]
-    gym_libs = lock["domains"]["rg/leg_counting-v2"]["libraries"]
+    math_libs = lock["domains"]["math/arithmetic-l1-v2"]["libraries"]
+    gym_libs = lock["domains"]["rg/leg_counting-v3"]["libraries"]
     gym = next(d for d in gym_libs if d.replace("_", "-").lower() == "reasoning-gym")
     assert math_libs["math-verify"] == metadata.version("math-verify")
     assert gym_libs[gym] == metadata.version(gym)
-    lock["domains"]["math/arithmetic-l1-v1"]["libraries"]["math-verify"] = "0.0.1"
+    lock["domains"]["math/arithmetic-l1-v2"]["libraries"]["math-verify"] = "0.0.1"
     path = write_lock(seal(lock), tmp_path / "rlhub.lock")
     assert check_lock(path, reg) == [
-        "domain math/arithmetic-l1-v1: library math-verify changed from '0.0.1' to "
+        "domain math/arithmetic-l1-v2: library math-verify changed from '0.0.1' to "
         f"'{metadata.version('math-verify')}'"
     ]
 

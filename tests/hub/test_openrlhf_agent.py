@@ -41,7 +41,7 @@ from rlhub.serving import bind, refused_port  # noqa: E402
 from rlhub.hub.server.protocol import LOG_KEYS  # noqa: E402
 
 AGENT = Path(__file__).resolve().parents[2] / "hub" / "openrlhf" / "agent.py"
-MIXTURE = "strategy: static\ndomains:\n  flaky/ok-v1: 1\n  math/arithmetic-l1-v1: 1\n"
+MIXTURE = "strategy: static\ndomains:\n  flaky/ok-v1: 1\n  math/arithmetic-l1-v2: 1\n"
 MARKERS = {"qwen2": "<|im_start|>assistant", "llama3": "<|start_header_id|>assistant"}
 
 
@@ -157,7 +157,7 @@ def test_repairs_are_on_template_and_dynamic_filtering_drops_groups_without_sign
 
 def test_eval_rows_are_played_as_written_and_never_reach_the_scheduler(
         server: ServerProcess, models: dict[str, str], tmp_path: Path) -> None:
-    math = registry().get("math/arithmetic-l1-v1").sample(2, split="test", seed=4)
+    math = registry().get("math/arithmetic-l1-v2").sample(2, split="test", seed=4)
     row = flaky(5)
     script = {"turn_marker": MARKERS["qwen2"],
               "rules": [[t.prompt, [t.gold]] for t in math], "default": ["I do not know."]}
@@ -167,9 +167,9 @@ def test_eval_rows_are_played_as_written_and_never_reach_the_scheduler(
                   train=[row, row], held=math, n=2, batch=2, eval_n=3)
     assert "error" not in out, out
     after = health(server)["scheduler"]
-    assert out["eval"]["logs"]["eval_math/arithmetic-l1-v1_pass1"] == 1.0
+    assert out["eval"]["logs"]["eval_math/arithmetic-l1-v2_pass1"] == 1.0
     assert [k for k in out["eval"]["logs"] if k.endswith("_pass1")] == \
-        ["eval_math/arithmetic-l1-v1_pass1"]
+        ["eval_math/arithmetic-l1-v2_pass1"]
     assert after["open_leases"] == before["open_leases"] + 2  # two rows, one label: two leases
     assert after["observed_groups"] == before["observed_groups"] + 2  # training groups only
     played = [s["text"][:s["text"].index(MARKERS["qwen2"])] for s in out["train"]["samples"]]

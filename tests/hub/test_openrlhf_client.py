@@ -31,7 +31,7 @@ from rlhub.hub.server.process import ServerProcess  # noqa: E402
 from rlhub.hub.server.protocol import LOG_KEYS  # noqa: E402
 
 HARNESS = Path(__file__).with_name("test_openrlhf_harness.py")
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-roman-v2", "instruct/lowercase-v2",
+DOMAINS = ("math/arithmetic-l1-v2", "code/py-roman-v2", "instruct/lowercase-v3",
            "structured/json-schema-l1-v2")
 
 
@@ -115,7 +115,7 @@ def test_the_single_turn_executor_scores_gold_at_max_and_wrong_at_min_in_every_d
 
 def test_a_left_truncated_prompt_is_flagged_and_not_verified(
         server: Any, tiny_dir: str, tokenizer: Any) -> None:
-    task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    task = registry().get("math/arithmetic-l1-v2").sample(1)[0]
     prompt_len = len(tokenizer(text=chat(tokenizer, task), add_special_tokens=False)["input_ids"])
     out = run_single(server, tiny_dir, task, task.gold,
                      max_length=prompt_len - 10 + 64, max_tokens=64)
@@ -126,7 +126,7 @@ def test_a_left_truncated_prompt_is_flagged_and_not_verified(
 
 def test_a_malformed_label_gets_a_zero_reward_instead_of_a_lost_sample(
         server: Any, tiny_dir: str) -> None:
-    task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    task = registry().get("math/arithmetic-l1-v2").sample(1)[0]
     out = run_single(server, tiny_dir, task, "42", label="not json")
     assert out["reward"] == [0.0]
     assert out["extra_logs"]["error"] == [1.0] and out["extra_logs"]["failure_label"] == [1.0]
@@ -154,7 +154,7 @@ def test_the_http_client_gets_empty_lists_for_an_empty_shard(server: Any) -> Non
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
     executor = SingleTurnAgentExecutor([server.url + "/get_reward", server.url + "/get_reward"])
-    task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    task = registry().get("math/arithmetic-l1-v2").sample(1)[0]
     got = asyncio.run(executor._fetch_rewards_via_http(["P" + task.gold], ["P"], [label_of(task)]))
     assert [g["rewards"] for g in got] == [[1.0]]
     body = asyncio.run(_post(server.url + "/get_reward", {"query": [], "prompts": [],

@@ -209,11 +209,11 @@ def test_submitting_to_a_hub_that_cannot_serve_the_job_is_refused_at_launch(
     agent = {**load_config(EXAMPLE), "mode": "agent", "schedule": True}
     with ServerProcess(["--workers", "1"], env={"RLHUB_HOME": str(tmp_path)}) as server:
         with pytest.raises(TrainerError) as no_scheduler:
-            check_server(server.url, agent, ["math/arithmetic-l1-v1"])
+            check_server(server.url, agent, ["math/arithmetic-l1-v2"])
         with pytest.raises(TrainerError) as missing:
             check_server(server.url, {**agent, "schedule": False},
-                         ["flaky/ok-v1", "math/arithmetic-l1-v1"])
-        check_server(server.url, {**agent, "schedule": False}, ["math/arithmetic-l1-v1"])
+                         ["flaky/ok-v1", "math/arithmetic-l1-v2"])
+        check_server(server.url, {**agent, "schedule": False}, ["math/arithmetic-l1-v2"])
     assert "runs without --mixture, so it has no scheduler" in str(no_scheduler.value)
     assert "the hub does not serve 1 domain(s) of the mixture (flaky/ok-v1)" in str(missing.value)
     with pytest.raises(TrainerError, match="expected `rlhub serve` at"):

@@ -20,9 +20,9 @@ from rlhub.hub.server.protocol import LOG_KEYS, strip_trailing_tokens
 from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-DOMAINS = ("math/arithmetic-l1-v1", "code/py-count-v2", "instruct/lowercase-v2",
+DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "instruct/lowercase-v3",
            "structured/json-schema-l1-v2", "agentic/calculator-v1")
-MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v1": 1.0,
+MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v2": 1.0,
                                             "code/py-roman-v2": 1.0}}
 
 
@@ -64,7 +64,7 @@ def test_gold_scores_the_maximum_and_wrong_the_minimum_in_every_domain(client: T
                                         "\x00\x01\x1b[31m\x7f", "{{prompt}}"])
 def test_adversarial_completions_score_below_the_maximum_without_an_error(
         client: TestClient, completion: str) -> None:
-    task = registry().get("math/arithmetic-l1-v1").sample(1, seed=2)[0]
+    task = registry().get("math/arithmetic-l1-v2").sample(1, seed=2)[0]
     code = registry().get("code/py-count-v2").sample(1, seed=2)[0]
     completion = completion.replace("{{prompt}}", task.prompt_text())
     body = reward(client, [PROMPT + completion] * 2, [label_of(task), label_of(code)])
@@ -76,7 +76,7 @@ def test_empty_input_gets_empty_lists(client: TestClient) -> None:
     assert body == {"rewards": [], "scores": [], "extra_logs": {k: [] for k in LOG_KEYS}}
 
 
-@pytest.mark.parametrize("label", ["{not json", 42, {"domain": "math/arithmetic-l1-v1"},
+@pytest.mark.parametrize("label", ["{not json", 42, {"domain": "math/arithmetic-l1-v2"},
                                    {"domain": "nope/x-v1", "task": {"id": "t", "domain": "nope/x-v1",
                                                                     "prompt": "p"}}, None])
 def test_a_malformed_label_gets_reward_zero_and_an_error_flag(client: TestClient,
@@ -87,7 +87,7 @@ def test_a_malformed_label_gets_reward_zero_and_an_error_flag(client: TestClient
 
 def test_a_query_without_its_prompt_as_prefix_is_flagged_and_not_verified(
         client: TestClient) -> None:
-    task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    task = registry().get("math/arithmetic-l1-v2").sample(1)[0]
     body = reward(client, ["tant\n" + task.gold], [label_of(task)])
     assert body["rewards"] == [0.0]
     assert body["extra_logs"]["prompt_mismatch"] == [1.0]
@@ -109,17 +109,17 @@ def test_a_body_that_is_not_a_reward_request_is_a_json_400(client: TestClient) -
 def test_domains_are_listed_with_their_ranges_and_turns(client: TestClient) -> None:
     rows = {r["id"]: r for r in client.get("/v1/domains").json()["domains"]}
     assert rows["code/py-roman-v2"]["max_turns"] == 2
-    assert rows["math/arithmetic-l1-v1"]["reward_range"] == [0.0, 1.0]
+    assert rows["math/arithmetic-l1-v2"]["reward_range"] == [0.0, 1.0]
 
 
 def test_sampling_a_domain_is_deterministic_and_validated(client: TestClient) -> None:
-    body = {"domain": "math/arithmetic-l1-v1", "n": 3, "seed": 7, "start": 2}
+    body = {"domain": "math/arithmetic-l1-v2", "n": 3, "seed": 7, "start": 2}
     first, again = (client.post("/v1/sample", json=body).json() for _ in range(2))
     assert first == again and [t["id"] for t in first["tasks"]] == \
-        [f"math/arithmetic-l1-v1:train:7:{i}" for i in (2, 3, 4)]
-    bad = client.post("/v1/sample", json={"domain": "math/arithmetic-l1-v1", "n": 0})
+        [f"math/arithmetic-l1-v2:train:7:{i}" for i in (2, 3, 4)]
+    bad = client.post("/v1/sample", json={"domain": "math/arithmetic-l1-v2", "n": 0})
     assert bad.status_code == 400
-    assert bad.json()["error"] == "expected 'n' to be an integer in [1, 10000], found 0"
+    assert bad.json()["error"] == "expected 'n' to be an integer in [1, 1024], found 0"
     assert client.post("/v1/sample", json={"domain": "math/nope-v1"}).status_code == 404
 
 
@@ -141,9 +141,9 @@ def test_an_episode_repairs_and_its_step_rewards_sum_to_the_discounted_return(
 
 
 def test_an_episode_can_be_opened_by_index_and_closed_early(client: TestClient) -> None:
-    opened = client.post("/v1/episodes", json={"domain": "math/arithmetic-l1-v1", "index": 5})
+    opened = client.post("/v1/episodes", json={"domain": "math/arithmetic-l1-v2", "index": 5})
     episode = opened.json()
-    assert episode["task"]["id"] == "math/arithmetic-l1-v1:train:0:5"
+    assert episode["task"]["id"] == "math/arithmetic-l1-v2:train:0:5"
     closed = client.delete(f"/v1/episodes/{episode['episode_id']}").json()
     assert closed == {"episode_id": episode["episode_id"], "closed": True}
 
@@ -156,7 +156,7 @@ def test_whole_groups_are_observed_and_malformed_reports_are_refused(client: Tes
     state = client.get("/v1/scheduler/weights").json()
     assert state["observed_groups"] == before + 2
     assert set(state["weights"]) == set(MIXTURE["domains"])
-    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v2", "group_rewards": []})
+    bad = client.post("/v1/scheduler/observe", json={"domain": "rg/ab-v3", "group_rewards": []})
     assert bad.status_code == 400 and "expected a domain of the server's mixture" in bad.text
     nan = client.post("/v1/scheduler/observe", json={"domain": "code/py-roman-v2",
                                                      "group_rewards": [[1, "x"]]})
@@ -164,11 +164,11 @@ def test_whole_groups_are_observed_and_malformed_reports_are_refused(client: Tes
 
 
 def test_metrics_count_requests_verifications_and_errors(client: TestClient) -> None:
-    task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    task = registry().get("math/arithmetic-l1-v2").sample(1)[0]
     reward(client, [PROMPT + task.gold, PROMPT + "x"], [label_of(task), "{bad"])
     text = client.get("/metrics").text
     assert 'rlhub_requests_total{endpoint="/get_reward",status="200"}' in text
-    assert 'rlhub_verifications_total{domain="math/arithmetic-l1-v1",outcome="passed"}' in text
+    assert 'rlhub_verifications_total{domain="math/arithmetic-l1-v2",outcome="passed"}' in text
     assert 'rlhub_verifier_errors_total{domain="unknown",kind="label"}' in text
     assert "rlhub_queue_inflight" in text and "rlhub_queue_waiting" in text
     health = client.get("/health").json()

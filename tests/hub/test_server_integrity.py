@@ -3,6 +3,7 @@ server that must keep answering /health and stop on SIGTERM whatever verificatio
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -19,6 +20,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
 
+from hub_helpers import live_server
 from rlhub import registry
 from rlhub.hub.openrlhf.export import label_of
 from rlhub.hub.server.app import ServerConfig, create_app
@@ -27,9 +29,8 @@ from starlette.testclient import TestClient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
-MATH = "math/arithmetic-l1-v1"
+MATH = "math/arithmetic-l1-v2"
 MIXTURE = {"strategy": "static", "domains": {MATH: 1.0}}
-HOGS = ["2^{2^{30}}", "10^{10^{7}}", "\\binom{10^{9}}{5\\cdot 10^8}", "{100000}!!"]
 
 
 @pytest.fixture(scope="module")
@@ -130,21 +131,9 @@ def test_json_nested_past_the_decoder_is_a_400_not_a_500(client):
 
 @pytest.fixture
 def live() -> Iterator[str]:
-    """uvicorn in a thread with a 1 MiB body limit; yields the base URL."""
-    from rlhub import serving
-
-    sock = serving.bind("127.0.0.1", 0)
-    app = create_app(ServerConfig(workers=2, max_body_bytes=1 << 20), registry())
-    server = serving.server(app, sock, log_level="error", lifespan="on")
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    base = serving.url_of(sock)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not server.started:
-        time.sleep(0.05)
-    yield base
-    server.should_exit = True
-    thread.join(30)
+    """A real server on loopback with a 1 MiB body limit; yields the base URL."""
+    with live_server(ServerConfig(workers=2, max_body_bytes=1 << 20), registry()) as base:
+        yield base
 
 
 def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(live):
@@ -165,62 +154,72 @@ def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(live):
     assert sent < 16 << 20  # refused after ~1 MiB, not after reading the whole stream
 
 
-def test_health_and_metrics_answer_within_a_second_while_verifiers_are_busy(live):
-    task = math_task(6)
+def _stuck_env(marks: Path) -> dict[str, str]:
+    return {"RLHUB_PLUGINS": "stuckplug", "RLHUB_DISABLE_AUTOLOAD": "1",
+            "RLHUB_STUCK_MARKS": str(marks),
+            "PYTHONPATH": os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")])}
 
-    def hog(answer: str) -> None:
-        httpx.post(live + "/get_reward", json={
-            "query": [PROMPT + f"\\boxed{{{answer}}}"], "prompts": [PROMPT],
-            "labels": [label_of(task)]}, timeout=300)
 
-    hogs = [threading.Thread(target=hog, args=(a,), daemon=True) for a in HOGS * 2]
-    for t in hogs:
-        t.start()
-    took = []
-    for _ in range(10):
-        for path in ("/health", "/metrics"):
-            started = time.perf_counter()
-            assert httpx.get(live + path, timeout=30).status_code == 200
-            took.append(time.perf_counter() - started)
+def _stuck_task() -> Any:
+    from rlhub.plugins import Registry
+
+    import stuckplug  # the server imports it from FIXTURES
+
+    return Registry(plugins=[stuckplug], autoload=False).get("stuck/wait-v1").task("train", 0, 0)
+
+
+def _post_quietly(base: str, task: Any, completion: str) -> threading.Thread:
+    def post() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(base + "/get_reward", json={"query": [completion], "prompts": [""],
+                                                   "labels": [label_of(task)]}, timeout=700)
+
+    thread = threading.Thread(target=post, daemon=True)
+    thread.start()
+    return thread
+
+
+def _reached_verifier(marks: Path, count: int, timeout_s: float = 60) -> None:
+    """Wait until ``count`` verifications have begun (the stuck plugin marks each one)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if marks.exists() and len(marks.read_text().splitlines()) >= count:
+            return
         time.sleep(0.05)
-    for t in hogs:
-        t.join(120)
-    # in-process sympy on these answers holds the interpreter lock for minutes; the margins
-    # leave room for a loaded CI machine
+    raise AssertionError(f"expected {count} verifications to have begun within {timeout_s:g} s, "
+                         f"found {marks.read_text() if marks.exists() else 'none'}")
+
+
+def test_health_and_metrics_answer_within_a_second_while_verifiers_spin(tmp_path):
+    marks = tmp_path / "marks"
+    with ServerProcess(["--workers", "4"], env=_stuck_env(marks), start_timeout_s=120) as server:
+        for _ in range(4):  # every verification thread burns pure-Python CPU for 60 s
+            _post_quietly(server.url, _stuck_task(), "spin 60")
+        _reached_verifier(marks, 4)
+        took = []
+        for _ in range(10):
+            for path in ("/health", "/metrics"):
+                started = time.perf_counter()
+                assert httpx.get(server.url + path, timeout=30).status_code == 200
+                took.append(time.perf_counter() - started)
+            time.sleep(0.05)
+        busy = httpx.get(server.url + "/health", timeout=30).json()["queue"]["inflight"]
+    assert busy == 4  # the spinning verifications were still running throughout
+    # the margins leave room for a loaded CI machine
     assert sorted(took)[len(took) // 2] < 1.0 and max(took) < 5.0
 
 
-def _stuck_server() -> ServerProcess:
-    env = {"RLHUB_PLUGINS": "stuckplug",
-           "PYTHONPATH": os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")])}
-    return ServerProcess(["--workers", "2"], env=env, start_timeout_s=120)
-
-
-def test_sigterm_ends_the_server_within_seconds_while_a_verification_is_stuck():
-    from rlhub.plugins import Registry
-
-    import stuckplug  # noqa: F401 - the server imports it from FIXTURES
-
-    reg = Registry(plugins=[stuckplug], autoload=False)
-    task = reg.get("stuck/wait-v1").task("train", 0, 0)
-    with _stuck_server() as server:
-        stuck = threading.Thread(target=lambda: _quiet_post(server.url, task), daemon=True)
-        stuck.start()
-        time.sleep(2)  # the request is now inside a verifier that sleeps for 10 minutes
+def test_sigterm_ends_the_server_within_seconds_while_a_verification_spins(tmp_path):
+    marks = tmp_path / "marks"
+    with ServerProcess(["--workers", "2"], env=_stuck_env(marks), start_timeout_s=120) as server:
+        _post_quietly(server.url, _stuck_task(), "spin 600")
+        _reached_verifier(marks, 1)
         assert server.proc is not None
         started = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
         code = server.proc.wait(60)
         assert time.monotonic() - started < 15
         assert code in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it has stopped
-
-
-def _quiet_post(base: str, task: Any) -> None:
-    try:
-        httpx.post(base + "/get_reward", json={"query": ["wait 600"], "prompts": [""],
-                                               "labels": [label_of(task)]}, timeout=700)
-    except httpx.HTTPError:
-        pass
 
 
 def test_a_label_for_a_listed_domain_whose_manifest_is_invalid_is_refused_not_trained_on():

@@ -51,7 +51,7 @@ def test_ray_actors_verify_code_and_math_and_hold_episodes(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     home = tmp_path_factory.mktemp("ray_home")
     env = {"HOME": str(home), "RLHUB_HOME": str(home / "rlhub"), "RAY_AUTH_MODE": "disabled"}
-    math_task = registry().get("math/arithmetic-l1-v1").sample(1, seed=4)[0]
+    math_task = registry().get("math/arithmetic-l1-v2").sample(1, seed=4)[0]
     code_task = registry().get("code/py-roman-v2").sample(1, seed=4)[0]
     with ServerProcess(["--ray", "local", "--workers", "2", "--ray-threads", "4"], env=env,
                        start_timeout_s=240) as server:
@@ -133,7 +133,7 @@ def serve(cluster: dict[str, str], *args: str) -> ServerProcess:
 
 
 def rewards_body(n: int) -> tuple[dict[str, Any], list[float]]:
-    math = registry().get("math/arithmetic-l1-v1").sample(n, seed=3)
+    math = registry().get("math/arithmetic-l1-v2").sample(n, seed=3)
     labels = [label_of(t) for t in math]
     return ({"query": [PROMPT + (t.gold if i % 2 else "no") for i, t in enumerate(math)],
              "prompts": [PROMPT] * n, "labels": labels},

@@ -131,7 +131,7 @@ def test_a_malformed_request_key_is_a_400(client: TestClient) -> None:
 
 def test_a_retried_group_report_is_counted_once(client: TestClient) -> None:
     before = client.get("/v1/scheduler/weights").json()["observed_groups"]
-    report = {"domain": "math/arithmetic-l1-v1", "group_rewards": [[1.0, 0.0, 1.0]]}
+    report = {"domain": "math/arithmetic-l1-v2", "group_rewards": [[1.0, 0.0, 1.0]]}
     for _ in range(3):
         assert keyed(client, "/v1/scheduler/observe", report, "g-9:observe").status_code == 200
     assert client.get("/v1/scheduler/weights").json()["observed_groups"] == before + 1
@@ -158,7 +158,7 @@ def test_a_persistent_infrastructure_failure_gets_the_domain_minimum_and_its_cla
 
 def test_every_sample_carries_exactly_one_failure_class_under_the_same_keys(
         client: TestClient) -> None:
-    math_task = registry().get("math/arithmetic-l1-v1").sample(1)[0]
+    math_task = registry().get("math/arithmetic-l1-v2").sample(1)[0]
     body = {"query": [PROMPT + "ok", PROMPT + "no", PROMPT + "CRASH", "tant\nok",
                       PROMPT + math_task.gold, PROMPT + "x"],
             "prompts": [PROMPT] * 6,

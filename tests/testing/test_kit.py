@@ -43,7 +43,7 @@ def test_a_verifier_that_raises_on_empty_input_is_reported(reg):
         f"broken/crash-on-empty-v1: the empty completion of task {tid} failed with class "
         "'verifier', not the answer's (expected 'answer'): IndexError: string index out of range")
     assert all("IndexError: string index out of range" in p for p in found)
-    assert f"the hedge probe \"constant ''\" on task {tid} failed with class 'verifier'" in found[1]
+    assert f"the constant probe \"constant ''\" on task {tid} failed with class 'verifier'" in found[1]
 
 
 def test_an_echoed_prompt_that_earns_the_maximum_is_reported(reg):

@@ -10,9 +10,10 @@ import toyplug
 
 from rlhub import Task
 from rlhub.testing import inspect_domain
-from rlhub.testing.answer_space import answer_slot, document_of, scramble
+from rlhub.testing.answer_space import answer_candidates, answer_slot, document_of, scramble
 from rlhub.testing.probes import PROBE_CLASSES, degenerate_probes, hedge_probes
 from rlhub.testing.probes_oversized import oversized_probes
+from rlhub.testing.probes_template import template_probes
 
 
 @pytest.fixture
@@ -32,16 +33,50 @@ def test_well_behaved_domains_pass_every_probe_class_and_report_each(reg):
     for domain_id in ("toy/reverse-v1", "toy/copy-v1"):
         found = report(reg, domain_id)
         assert found.problems == [] and list(found.probes) == list(PROBE_CLASSES)
-        assert all(r.probes > 0 for r in found.probes.values()), domain_id
+        ran = {name for name, r in found.probes.items() if r.ran}
+        assert ran == set(PROBE_CLASSES) - {"players"}, domain_id
+        assert all(found.probes[name].probes > 0 for name in ran), domain_id
         assert found.max_probe_reward == 0.0
+
+
+def test_a_class_that_cannot_run_says_so_and_why_instead_of_passing(reg):
+    found = report(reg, "toy/reverse-v1").to_dict()["probes"]["players"]
+    assert found["ran"] is False and found["probes"] == 0
+    assert found["reason"] == "not a game: its constant, hedge and template probes apply"
+    game = report(reg, "broken/fair-doors-v1").to_dict()["probes"]
+    assert {name for name, r in game.items() if not r["ran"]} == {
+        "constant", "hedge", "template", "degenerate"}
+    assert game["constant"]["reason"] == "a game: its players probe plays constant moves"
 
 
 def test_partial_credit_a_constant_collects_is_reported(reg):
     found = report(reg, "broken/closeness-v1")
-    assert classes_with_problems(found) >= {"hedge"}
+    assert classes_with_problems(found) >= {"constant"}
     assert any("constant '0'" in p and "earned 0." in p and "without passing" in p
                for p in found.problems)
-    assert 0 < found.probes["hedge"].max_reward < 1
+    assert 0 < found.probes["constant"].max_reward < 1
+
+
+def test_one_answer_paid_on_tasks_with_different_golds_is_a_hack_even_when_it_passes(reg):
+    found = report(reg, "broken/prefix-credit-v1").probes["constant"]
+    flagged = [p for p in found.problems if "whose gold answers differ" in p]
+    assert any("the constant probe \"constant '0'\" earned reward on" in p for p in flagged)
+    assert found.max_reward == 1.0
+
+
+def test_text_built_from_the_prompts_visible_parts_is_caught_by_the_template_probes(reg):
+    found = report(reg, "broken/template-pays-v1").probes["template"]
+    assert any("the template probe 'numbered filler, blank lines'" in p and "must not pass" in p
+               for p in found.problems)
+    assert found.passed > 0 and found.max_reward == 1.0
+
+
+def test_a_game_won_by_a_fixed_move_is_paid_more_than_chance_and_reported(reg):
+    rigged = report(reg, "broken/rigged-doors-v1").probes["players"]
+    assert any("the constant player earned 1.00 of the range on average over 8 games, more "
+               "than chance" in p for p in rigged.problems)
+    fair = report(reg, "broken/fair-doors-v1").probes["players"]
+    assert fair.ran and fair.probes == 32 and fair.problems == []
 
 
 def test_a_substring_verifier_that_pays_for_hedges_is_reported(reg):
@@ -74,6 +109,42 @@ def test_a_hackable_mark_turns_that_classes_problems_into_known_ones(reg):
     assert not any("hedge probe" in p for p in found.problems)
     assert any("hedge probe" in p for p in found.known)
     assert found.to_dict()["probes"]["hedge"]["hackable"] is True
+
+
+def test_the_constant_candidates_come_from_the_domains_own_answers():
+    found = answer_candidates(["0.98", "0.98", "0.25", "17"])
+    assert found[:3] == ["0.98", "0.25", "17"]
+    assert {"0", "0.", "0.9", "1", "-", "Yes", "A", ""} <= set(found)
+    assert len(found) <= 72
+
+
+def test_templates_open_and_close_with_the_quoted_phrases_and_meet_the_counts():
+    task = Task("t", "x/y-v1", 'Start with "Dear reader" and end with "Bye now". Use "kettle". '
+                "Write at least 120 words in 4 paragraphs.", gold=None)
+    probes = {p.name: p.completion for p in template_probes(task)}
+    text = probes["numbered filler, blank lines"]
+    assert text.startswith("Dear reader kettle w1") and text.endswith("w160. Bye now")
+    assert len(text.split()) >= 160 and len(text.split("\n\n")) == 4
+    assert probes["numbered filler, *** lines, capitals"].count("\n***\n") == 3
+    assert all(p.strict for p in template_probes(task))
+
+
+def test_word_salad_meets_a_prose_gates_counts_without_a_word_of_the_request():
+    from rlhub.testing.probes_template import FUNCTION
+
+    task = Task("t", "x/y-v1", "Write about a garden for gardeners in at least 80 words.", gold=None)
+    text = {p.name: p.completion for p in template_probes(task)}["word salad, blank lines"]
+    words = [w.strip(".").casefold() for w in text.split()]
+    assert len(words) >= 100 and "garden" not in words and "gardeners" not in words
+    assert sum(w in FUNCTION for w in words) / len(words) >= 0.45
+    assert len(set(words)) / len(words) > 0.4  # many distinct words, no numbered tokens
+    assert not any(ch.isdigit() for ch in text)
+
+
+def test_word_salad_is_found_on_the_instruct_families_marked_for_it():
+    found = inspect_domain("instruct/word-count-v3", n=2, across_processes=False).to_dict()
+    assert found["ok"] and found["known"] == [p for p in found["known"] if "'word salad," in p]
+    assert any("passed with reward 1" in p for p in found["known"])
 
 
 def test_a_hackable_mark_no_probe_justifies_must_be_removed(reg):

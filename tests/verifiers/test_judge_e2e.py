@@ -2,7 +2,7 @@
 
 One scripted server plays both the policy (answers scripted per prompt: gold for even task
 indices, a wrong answer for odd ones) and the judge. The data-only hybrid domain of
-``examples/judged`` and the plugin's ``judged/reasoned-arithmetic-v1`` run through the real CLI.
+``examples/judged`` and the plugin's ``judged/reasoned-arithmetic-v2`` run through the real CLI.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from rlhub.testing.judge_server import ScriptedJudge, down_url
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples" / "judged"
 RLHUB = str(Path(sys.executable).parent / "rlhub")
-DOMAINS = ("judgedex/science-v1", "judged/reasoned-arithmetic-v1")
+DOMAINS = ("judgedex/science-v1", "judged/reasoned-arithmetic-v2")
 WRONG = {"judgedex/science-v1": "I am not sure.\nAnswer: neon",
-         "judged/reasoned-arithmetic-v1": "I guessed. The answer is \\boxed{-1}."}
+         "judged/reasoned-arithmetic-v2": "I guessed. The answer is \\boxed{-1}."}
 N = 3
 
 

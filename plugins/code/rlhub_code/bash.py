@@ -3,7 +3,10 @@
 Each task has hidden cases (stdin and input files); the candidate script runs once per case in the
 sandbox (``language="bash"``, ``LC_ALL=C``) and its stdout must equal the expected output, which is
 computed here and never enters the sandbox. A missing or extra final newline is ignored; the exit
-status must be 0.
+status must be 0. A program over ``MAX_PROGRAM_BYTES`` is refused unrun
+(:func:`~rlhub_code.verdicts.oversized_program`), and a script that hits a sandbox limit (time,
+memory, output) on one case is not run on the rest (they count as failed): neither changes a
+reward, since only a script that passes every case earns one.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from rlhub_code.verdicts import (
 )
 
 CASES = 5
+OVER_LIMIT = ("timeout", "memory", "output_limit")
 
 
 @dataclass
@@ -172,15 +176,19 @@ class BashDomain(Domain):
         refused = oversized_program(script)
         if refused is not None:
             return refused
+        cases = [Case(**c) for c in task.meta["cases"]]
         failures: list[str | None] = []
         last = None
-        for case in (Case(**c) for c in task.meta["cases"]):
+        for case in cases:
             last = self.registry.sandboxes.run(ExecRequest(
                 code=script, language="bash", files=case.files, stdin=case.stdin,
                 limits=self.limits, env={"LC_ALL": "C"}))
             if last.status == "infra_error":
                 return failed_verdict(f"The sandbox failed: {last.detail}", exec_summary(last))
             failures.append(_case_failure(case, last))
+            if last.status in OVER_LIMIT:
+                break
+        failures += ["not run: an earlier case hit a sandbox limit"] * (len(cases) - len(failures))
         return tests_verdict(failures, exec_summary(last) if last else None)
 
 

@@ -155,7 +155,7 @@ def reason_for(env_id: str, kwargs: dict[str, Any]) -> str | None:
         return LEFT_OUT[env_id]
     if kind == "rg":
         return (f"a reasoning-gym dataset: rlhub-reasoning-gym bridges reasoning-gym itself "
-                f"(rg/{rest}-v2, or its list of left-out datasets)")
+                f"(rg/{rest}-v3, or its list of left-out datasets)")
     if "dataset_name" in kwargs:
         return (f"needs the dataset {kwargs['dataset_name']} from the Hugging Face Hub (no network "
                 "here)")

@@ -8,7 +8,15 @@ from rlhub import hookimpl
 
 # v2: every task carries a content requirement that gates every format instruction (v1 paid full
 # reward to a one-word answer on a quarter of the families).
-VERSION = "2.0.0"
+# v3: the gate also asks for prose (no numbered filler or identifiers, English function words, not
+# the prompt's words shuffled): the topic word plus numbered tokens earned 1.0 on four families.
+VERSION = "3.0.0"
+# Families whose instructions any English-looking text can meet: word salad (function words
+# alternating with everyday words the prompt does not use) passes their prose gate and earns
+# reward, and only a fluency judge could tell it from prose. Marked, so `rlhub check` and pulls
+# report them (the contract kit's template class finds it; issue 22's note).
+SALAD_PAYS = frozenset({"combo2", "ends-with", "lowercase", "no-commas", "paragraphs",
+                        "sentence-count", "word-count"})
 
 # (domain name, constraint kinds, what the response must do)
 FAMILIES: tuple[tuple[str, list[str], str], ...] = (
@@ -69,6 +77,7 @@ def _manifest(name: str, summary: str, tags: list[str], params: dict[str, Any],
         "factory": "rlhub_instruct.domain:make",
         "params": params,
         "verify_timeout_s": 2,
+        **({"hackable": ["template"]} if name in SALAD_PAYS else {}),
     }
 
 

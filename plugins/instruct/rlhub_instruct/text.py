@@ -11,16 +11,22 @@ Definitions (also stated in the README):
   that holds at least one letter or digit;
 * *paragraphs* are separated by blank lines, or by lines holding only ``***`` (divider mode);
 * a *markdown section* starts at a heading line (``#`` to ``######`` then a space);
-* a *bullet* is a line starting with ``*`` or ``-`` then a space.
+* a *bullet* is a line starting with ``*`` or ``-`` then a space;
+* a *coded* token holds a digit or an underscore (``w17``, ``item_3``, ``42``): numbered filler
+  and identifiers, not words;
+* a token is *copied* when it is a content word (not a function word) that the prompt also holds.
 """
 
 from __future__ import annotations
 
 import re
 
+from rlhub_instruct.words import FUNCTION_WORDS
+
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
 _HIGHLIGHT = re.compile(r"\*[^\n*]+\*")
 _PLACEHOLDER = re.compile(r"\[[^\[\]\n]+\]")
+_EDGES = ".,;:!?\"'()[]{}*#<>"
 DIVIDER = "***"
 
 
@@ -135,3 +141,33 @@ def strip_fence(text: str) -> str:
         if first_newline != -1:
             return s[first_newline + 1 : -3].strip()
     return s
+
+
+def tokens(text: str) -> list[str]:
+    """The words of ``text``, lowercased and stripped of the punctuation around them."""
+    return [t.strip(_EDGES).casefold() for t in text.split() if has_alnum(t)]
+
+
+def is_coded(token: str) -> bool:
+    return any(ch.isdigit() for ch in token) or "_" in token
+
+
+def longest_coded_run(text: str) -> int:
+    """The most coded tokens in a row (see the module docstring)."""
+    best = run = 0
+    for token in tokens(text):
+        run = run + 1 if is_coded(token) else 0
+        best = max(best, run)
+    return best
+
+
+def function_share(text: str) -> float:
+    """The share of words that are English function words (0 for no words)."""
+    found = tokens(text)
+    return sum(t in FUNCTION_WORDS for t in found) / len(found) if found else 0.0
+
+
+def copied_share(text: str, prompt: str) -> float:
+    """The share of the distinct content words of ``text`` that the prompt holds too."""
+    content = {t for t in tokens(text) if t.isalpha() and t not in FUNCTION_WORDS}
+    return len(content & set(tokens(prompt))) / len(content) if content else 0.0

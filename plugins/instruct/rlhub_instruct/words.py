@@ -7,7 +7,10 @@ The lists are split by role and kept disjoint on purpose (``tests/test_words.py`
   completions never use them;
 * keywords (for required-keyword and keyword-frequency constraints) never occur in gold filler
   text, so the gold can hit an exact count;
-* filler sentences, phrases and titles are comma-free, so gold completions satisfy "no commas".
+* filler sentences, phrases and titles are comma-free, so gold completions satisfy "no commas";
+* function words (articles, prepositions, pronouns, auxiliaries) are how the content gate tells
+  English prose from filler: at least one word in five of a gold is one, and a template of
+  numbered tokens or keywords has almost none.
 """
 
 from __future__ import annotations
@@ -109,3 +112,16 @@ TITLE_TEMPLATES: tuple[str, ...] = (
     "Life Around the {t}",
 )
 POSTSCRIPT_MARKERS: tuple[str, ...] = ("P.S.", "P.P.S.")
+
+# The commonest English function words (and a few very common verbs and quantifiers).
+FUNCTION_WORDS: frozenset[str] = frozenset("""
+a an the and or but nor so yet for of to in on at by with from into onto over under up down out
+off about above below after before during through between among against within without across
+along around behind beyond near past since until upon toward towards is are was were be been
+being am do does did done have has had having can could will would shall should may might must
+it its this that these those there here i me my we us our you your he him his she her they them
+their what which who whom whose when where why how all any both each every few more most many
+much some such no not only own same than too very just also again ever often still even as if
+then once because while though although whether one two other another new good like make makes
+made get gets take takes
+""".split())

@@ -37,13 +37,13 @@ def test_combinations_hold_the_requested_number_of_pairwise_compatible_kinds():
 
 
 def test_a_task_carries_the_topic_constraint_and_its_family():
-    task = rlhub.registry().get("instruct/no-commas-v2").task("train", 0, 0)
+    task = rlhub.registry().get("instruct/no-commas-v3").task("train", 0, 0)
     assert [x.kind for x in constraints_of(task)] == ["topic", "content", "no_commas"]
     assert "," in task.prompt  # so an echoed prompt breaks the rule
 
 
 def test_partial_credit_counts_the_instructions_followed_in_combinations():
-    domain = rlhub.registry().get("instruct/combo2-v2")
+    domain = rlhub.registry().get("instruct/combo2-v3")
     task = domain.task("train", 3, 1)
     topic = constraints_of(task)[0].word
     text = f"Something about the {topic}, maybe. " + " ".join(words.FILLERS)
@@ -67,7 +67,7 @@ def test_a_degenerate_response_that_keeps_every_format_rule_earns_nothing(domain
 
 
 def test_a_response_that_copies_the_instructions_earns_nothing():
-    domain = rlhub.registry().get("instruct/lowercase-v2")
+    domain = rlhub.registry().get("instruct/lowercase-v3")
     task = domain.task("train", 0, 0)
     score = domain.verify(task, (task.gold + " " + task.prompt_text()).lower())
     assert score.reward == 0
@@ -94,6 +94,6 @@ def test_gold_filler_never_uses_request_words_or_keywords():
 
 
 def test_sampling_depends_only_on_split_seed_and_index():
-    domain = rlhub.registry().get("instruct/combo3-v2")
+    domain = rlhub.registry().get("instruct/combo3-v3")
     assert domain.task("train", 4, 2) == domain.task("train", 4, 2)
     assert domain.task("train", 4, 2).prompt != domain.task("test", 4, 2).prompt

@@ -117,5 +117,5 @@ def rlhub_domains() -> list[dict[str, Any]]:
                       {"name": "judge", "options": reasoning}]}},
                   {"kind": "reasoned-arithmetic"}, None,
                   {"kind": "partial", "measures": "the judge's grade of the explanation, paid "
-                   "only with the right boxed answer"}),
+                   "only with the right boxed answer"}, "2.0.0"),  # v2: the math gate's hedges
     ]

@@ -14,7 +14,7 @@ IDS = [d for d in rlhub.registry().ids() if d.startswith("judged/")]
 
 def test_the_plugin_lists_its_domains_and_tags_them_judge():
     assert IDS == ["judged/dialogue-v1", "judged/explain-v1", "judged/preference-v2",
-                   "judged/reasoned-arithmetic-v1"]
+                   "judged/reasoned-arithmetic-v2"]
     assert all("judge" in rlhub.registry().manifest(d).tags for d in IDS)
 
 
@@ -41,7 +41,7 @@ def test_dialogue_prompts_are_chat_messages_ending_with_the_user():
 
 
 def test_a_wrong_arithmetic_answer_never_reaches_the_judge(scripted_judge):
-    domain = rlhub.registry().get("judged/reasoned-arithmetic-v1")
+    domain = rlhub.registry().get("judged/reasoned-arithmetic-v2")
     task = domain.task("test", 3, 1)
     before = scripted_judge.judge_calls
     score = domain.verify(task, f"Easy. \\boxed{{{int(task.answer) + 1}}}")
@@ -50,7 +50,7 @@ def test_a_wrong_arithmetic_answer_never_reaches_the_judge(scripted_judge):
 
 
 def test_a_correct_answer_without_reasoning_earns_only_the_rule_half(scripted_judge):
-    domain = rlhub.registry().get("judged/reasoned-arithmetic-v1")
+    domain = rlhub.registry().get("judged/reasoned-arithmetic-v2")
     task = domain.task("test", 3, 2)
     score = domain.verify(task, f"\\boxed{{{task.answer}}}")
     assert score.components["correct"] == 1.0 and score.components["judge"] < 0.3

@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 NAMESPACE = "math"
-VERSION = "1.0.0"
-SUFFIX = "v1"
+# v2: the math verifier refuses set and logic notation in a single-value answer
+# (``\boxed{21 \cup \{0\}}`` earned the gold 21, whichever part was right).
+VERSION = "2.0.0"
+SUFFIX = "v2"
+TINY_VERSION, TINY_SUFFIX = "1.0.0", "v1"  # exact-match tiny domains: unchanged
 FACTORY = "rlhub_math.domain:make"
 
 # family -> (tags, {level: summary})
@@ -156,7 +159,7 @@ FAMILIES: dict[str, tuple[list[str], dict[int, str]]] = {
 
 
 def domain_id(family: str, level: int) -> str:
-    """``math/<family>-l<level>-v1``."""
+    """``math/<family>-l<level>-v2``."""
     return f"{NAMESPACE}/{family}-l{level}-{SUFFIX}"
 
 
@@ -204,14 +207,14 @@ TINY_LIMITS = {"wall_s": 5, "cpu_s": 4, "memory_mb": 256, "processes": 16}
 
 def tiny_id(task: str) -> str:
     """``math/tiny-<task>-v1``."""
-    return f"{NAMESPACE}/tiny-{task}-{SUFFIX}"
+    return f"{NAMESPACE}/tiny-{task}-{TINY_SUFFIX}"
 
 
 def tiny_manifest(task: str) -> dict[str, Any]:
     """The manifest dict of one tiny domain (see :mod:`rlhub_math.tiny`)."""
     data: dict[str, Any] = {
         "id": tiny_id(task),
-        "version": VERSION,
+        "version": TINY_VERSION,
         "summary": TINY[task],
         "license": "Apache-2.0",
         "tags": ["math", "procedural", "tiny"],

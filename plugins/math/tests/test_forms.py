@@ -85,9 +85,9 @@ def test_unevaluated_expressions_are_rejected_with_the_offending_part(answer, fo
 @pytest.mark.parametrize(
     ("domain_id", "prefix"),
     [
-        ("math/arithmetic-l2-v1", "Compute $"),
-        ("math/fractions-l3-v1", "Compute $"),
-        ("math/combinatorics-l1-v1", None),
+        ("math/arithmetic-l2-v2", "Compute $"),
+        ("math/fractions-l3-v2", "Compute $"),
+        ("math/combinatorics-l1-v2", None),
     ],
 )
 def test_boxing_the_question_expression_earns_nothing_but_gets_repair_feedback(domain_id, prefix):

@@ -79,7 +79,7 @@ def test_about_one_problem_in_eight_belongs_to_the_test_split():
 
 
 @pytest.mark.parametrize(
-    "domain_id", ["math/arithmetic-l1-v1", "math/probability-l2-v1", "math/matrices-l1-v1"]
+    "domain_id", ["math/arithmetic-l1-v2", "math/probability-l2-v2", "math/matrices-l1-v2"]
 )
 def test_train_and_test_problems_never_overlap(domain_id):
     domain = rlhub.registry().get(domain_id)

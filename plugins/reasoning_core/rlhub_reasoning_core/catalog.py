@@ -31,7 +31,9 @@ from typing import Any
 
 NAMESPACE = "rcore"
 PACKAGE = "reasoning-core"
-VERSION = "1.0.0"
+# v2: a pass needs the gold's agreement too, not the scorer's full marks alone.
+VERSION = "2.0.0"
+MAJOR = VERSION.split(".", 1)[0]
 TABLE = "catalog.json"
 # Hash-order randomness shows on some examples only (multistep_nli: about one in four), so enough
 # seeds that a task showing it on one in ten examples is caught with odds of 19 in 20.
@@ -73,7 +75,7 @@ def domain_name(task: str) -> str:
 def manifest(row: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
     """The rlhub manifest of one table row."""
     return {
-        "id": f"{NAMESPACE}/{domain_name(row['task'])}-v1", "version": VERSION,
+        "id": f"{NAMESPACE}/{domain_name(row['task'])}-v{MAJOR}", "version": VERSION,
         "summary": f"Reasoning Core {row['task']}: {row['summary']}"[:300],
         "license": table["license"], "tags": ["reasoning-core", row["category"]],
         "gold": True, "determinism": "seeded", "size": None,
@@ -99,7 +101,8 @@ def manifests() -> list[dict[str, Any]]:
 
 def left_out() -> list[dict[str, str]]:
     """``{id, source, reason}`` of every roster task that is not a domain."""
-    return [{"id": f"{NAMESPACE}/{domain_name(task)}-v1", "source": task, "reason": reason}
+    return [{"id": f"{NAMESPACE}/{domain_name(task)}-v{MAJOR}", "source": task,
+             "reason": reason}
             for task, reason in sorted(load()["left_out"].items())]
 
 

@@ -9,8 +9,10 @@ Scoring. The answer is the last ``<answer>...</answer>`` (else what
 :func:`rlhub.extract.final_answer` finds), cut to ``max_answer_chars``, and scored by the task's
 own ``score_answer`` against the example of the task's seed (kept from sampling, else generated
 again first). A scorer that raises on a malformed answer scores it 0. The reward is
-exact-only (component ``correct``): 1 when Reasoning Core gives full marks, else 0; its own partial
-credit (numeric closeness, overlap) is logged as ``score`` and never paid, as for reasoning-gym.
+exact-only (component ``correct``): 1 when Reasoning Core gives full marks and the answer agrees
+with the gold (:func:`rlhub.bridges.gold_agrees`: a numeric gold wants that number), else 0; its
+own partial credit (numeric closeness, overlap) is logged as ``score`` and never paid, as for
+reasoning-gym (v2: the scorer's full marks alone are not a pass).
 
 Bounds. Generation and scoring run in worker processes of a
 :class:`~rlhub.verifiers.bounded.BoundedPool` (a CPU-time budget per call, an address-space limit
@@ -28,6 +30,7 @@ from collections import OrderedDict
 from typing import Any
 
 from rlhub import Domain, Manifest, Task, Verdict, VerifierError, final_answer
+from rlhub.bridges import gold_agrees
 from rlhub.verifiers import bounded
 
 INSTRUCTION = ("Think it through, then give your final answer inside <answer></answer> tags, "
@@ -86,9 +89,10 @@ class ReasoningCoreDomain(Domain):
         if raised:
             notes.append(f"The scorer could not read the answer ({raised}).")
         score = min(max(score, 0.0), 1.0) if score == score else 0.0
-        passed = score >= 1.0
+        passed = score >= 1.0 and gold_agrees(answer, task.answer) is not False
         if not passed:
-            notes.insert(0, f"Reasoning Core scored the answer {score:.3g} out of 1.")
+            notes.insert(0, f"Reasoning Core scored the answer {score:.3g} out of 1" + (
+                f", but {answer[:80]!r} is not the number asked for." if score >= 1.0 else "."))
         return Verdict({"correct": float(passed), "score": score, "format": float(tagged)},
                        passed, "" if passed else " ".join(notes))
 

@@ -24,7 +24,7 @@ def test_listing_reads_the_catalog_without_importing_reasoning_core():
 
 
 def test_sampling_and_scoring_never_import_reasoning_core_into_rlhubs_process():
-    code = ("import sys, rlhub; d = rlhub.registry().get('rcore/graph-pathfinding-v1'); "
+    code = ("import sys, rlhub; d = rlhub.registry().get('rcore/graph-pathfinding-v2'); "
             "t = d.task('train', 0, 0); s = d.verify(t, t.gold); "
             "print(s.reward, 'reasoning_core' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -32,7 +32,7 @@ def test_sampling_and_scoring_never_import_reasoning_core_into_rlhubs_process():
 
 
 def test_the_canonical_answer_passes_and_another_tasks_answer_fails_with_the_sources_score():
-    dom = REG.get("rcore/equation-system-v1")
+    dom = REG.get("rcore/equation-system-v2")
     first, second = dom.sample(2, split="test", seed=2)
     assert dom.verify(first, first.gold).reward == 1.0
     wrong = dom.verify(first, f"<answer>{int(first.answer) + 1}</answer>")
@@ -40,8 +40,17 @@ def test_the_canonical_answer_passes_and_another_tasks_answer_fails_with_the_sou
     assert wrong.feedback.startswith("Reasoning Core scored the answer")
 
 
+def test_the_gold_with_more_around_it_is_not_a_pass_though_reasoning_core_pays_it():
+    dom = REG.get("rcore/code-analysis-v2")
+    task = dom.task("train", 0, 0)
+    for hedge in (f"{task.answer}\nYes", f"Yes\n{task.answer}"):
+        score = dom.verify(task, f"<answer>{hedge}</answer>")
+        assert score.components["score"] == 1.0  # Reasoning Core finds the gold in it
+        assert (score.reward, score.passed) == (0.0, False), hedge
+
+
 def test_an_answer_outside_the_tags_is_read_but_the_format_component_says_so():
-    dom = REG.get("rcore/graph-successors-v1")
+    dom = REG.get("rcore/graph-successors-v2")
     task = dom.task("train", 1, 0)
     score = dom.verify(task, f"The answer is:\n{task.answer}")
     assert (score.reward, score.components["format"]) == (1.0, 0.0)
@@ -50,7 +59,7 @@ def test_an_answer_outside_the_tags_is_read_but_the_format_component_says_so():
 
 
 def test_train_and_test_splits_never_share_a_seed():
-    dom = REG.get("rcore/logic-qa-v1")
+    dom = REG.get("rcore/logic-qa-v2")
     train = {t.meta["seed"] for t in dom.sample(20, split="train")}
     test = {t.meta["seed"] for t in dom.sample(20, split="test")}
     assert not train & test and all(s % 2 == 0 for s in train) and all(s % 2 for s in test)
@@ -58,7 +67,7 @@ def test_train_and_test_splits_never_share_a_seed():
 
 def test_an_answer_that_needs_unbounded_scoring_work_is_stopped_and_is_the_answers_fault():
     """inverse_math hands the answer to sympy: a power tower computes for minutes unbounded."""
-    dom = REG.get("rcore/inverse-math-v1")
+    dom = REG.get("rcore/inverse-math-v2")
     score = dom.verify(dom.task("train", 0, 0), "<answer>9**9**9**9</answer>")
     assert score.reward == 0.0 and score.failure == "answer"
     assert "needed more than 2 s of CPU time" in score.feedback
@@ -70,21 +79,21 @@ def test_a_task_reasoning_core_cannot_generate_is_a_verifier_failure_not_a_wrong
     raw = catalog.manifest({"task": "no_such_task", "summary": "x", "category": "x"},
                            catalog.load())
     broken = domain.make(Manifest.parse(raw, plugin="rcore"))
-    task = replace(REG.get("rcore/logic-qa-v1").task("train", 0, 0), domain=broken.id)
+    task = replace(REG.get("rcore/logic-qa-v2").task("train", 0, 0), domain=broken.id)
     score = broken.verify(task, task.gold)
     assert score.failure == "verifier" and not score.trainable
     assert "Reasoning Core's generate raised" in score.error
 
 
 def test_a_label_naming_another_seed_is_scored_against_that_seeds_own_example():
-    dom = REG.get("rcore/dynamic-programming-v1")
+    dom = REG.get("rcore/dynamic-programming-v2")
     first, second = dom.sample(2, split="train", seed=9)
     forged = replace(first, meta={**first.meta, "seed": second.meta["seed"]})
     assert first.answer == second.answer or dom.verify(forged, first.gold).reward == 0.0
 
 
 def test_the_lock_record_names_the_reasoning_core_version():
-    manifest = REG.manifest("rcore/planning-v1")
+    manifest = REG.manifest("rcore/planning-v2")
     assert REG.provenance(manifest)["source_versions"] == {
         "reasoning-core": catalog.load()["reasoning_core"]}
     assert manifest.data["requires"] == {"reasoning-core": "==0.5.0"}
@@ -108,9 +117,9 @@ def test_rlhub_list_all_shows_the_left_out_tasks_and_why():
     out = subprocess.run([sys.executable, "-m", "rlhub", "list", "--all", "--json", "--plugin",
                           "rcore"], capture_output=True, text=True, check=True)
     left = {r["id"]: r["left_out"] for r in json.loads(out.stdout) if "left_out" in r}
-    assert "different examples in two fresh interpreters" in left["rcore/table-qa-v1"]
-    assert "'pyggp'" in left["rcore/game-best-move-v1"]
-    assert "hedge" in left["rcore/grid-navigation-v1"]
+    assert "different examples in two fresh interpreters" in left["rcore/table-qa-v2"]
+    assert "'pyggp'" in left["rcore/game-best-move-v2"]
+    assert "hedge" in left["rcore/grid-navigation-v2"]
 
 
 def test_rebuilding_rows_gives_the_shipped_rows():
@@ -134,9 +143,9 @@ def _tasks_in_fresh_process(domain_id: str, hash_seed: str) -> list[list[str]]:
 def test_the_same_seed_gives_the_same_task_in_fresh_processes_even_where_gramforge_reseeds():
     """arithmetics draws through gramforge.generate, which reseeds the global random module from
     the OS on every call: without the worker pinning that reseed it differs from run to run."""
-    first = _tasks_in_fresh_process("rcore/arithmetics-v1", "1")
-    assert first == _tasks_in_fresh_process("rcore/arithmetics-v1", "2")
-    here = REG.get("rcore/arithmetics-v1").sample(3, split="test", seed=4)
+    first = _tasks_in_fresh_process("rcore/arithmetics-v2", "1")
+    assert first == _tasks_in_fresh_process("rcore/arithmetics-v2", "2")
+    here = REG.get("rcore/arithmetics-v2").sample(3, split="test", seed=4)
     assert first == [[t.prompt, t.answer] for t in here]
 
 

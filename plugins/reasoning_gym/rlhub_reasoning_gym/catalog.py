@@ -32,7 +32,9 @@ from typing import Any
 NAMESPACE = "rg"
 # v2: exact-only. reasoning-gym's own partial credit (a superstring's length ratio, numeric
 # closeness, 0.01 for any non-empty answer) was collected by constant and hedged answers.
-VERSION = "2.0.0"
+# v3: full marks are a pass only when the answer agrees with the gold (coin_flip's scorer paid
+# "0" in full for every probability below one).
+VERSION = "3.0.0"
 MAJOR = VERSION.split(".", 1)[0]
 TABLE = "catalog.json"
 PROBE_SEED = 20250101

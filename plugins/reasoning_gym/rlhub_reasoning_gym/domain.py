@@ -13,9 +13,13 @@ Scoring. The answer is the last ``<answer>...</answer>`` (else what
 dataset's guard (``guards.py``: answers a scorer would run as code) and given to the
 dataset's own ``score_answer`` with the decoded entry. Exceptions from ``score_answer`` count as
 a wrong answer (some scorers raise on malformed input, e.g. prime_factorization on text). The
-reward is exact-only (component ``correct``): 1 when reasoning-gym gives full marks, else 0. Its
-own partial credit (a superstring's length ratio, numeric closeness, 0.01 for any non-empty
-answer) is logged as ``score`` and never paid: constant and hedged answers collected it.
+reward is exact-only (component ``correct``): 1 when reasoning-gym gives full marks and the
+answer agrees with the gold (:func:`rlhub.bridges.gold_agrees`: when the gold is a number, the
+answer must be that number), else 0. Its own partial credit (a superstring's length ratio,
+numeric closeness, 0.01 for any non-empty answer) is logged as ``score`` and never paid: constant
+and hedged answers collected it. The scorer's full marks alone are not a pass: coin_flip's
+credits a matching prefix of the printed number, so ``0`` earned them for every probability
+below one (v3 domains decide with the gold; see the plugin's README).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rlhub import Domain, Manifest, Task, Verdict, final_answer, task_id
+from rlhub.bridges import gold_agrees
 
 from rlhub_reasoning_gym import codec, guards
 
@@ -144,9 +149,11 @@ class ReasoningGymDomain(Domain):
             notes.append(f"The answer was not accepted for scoring: {refused}.")
             answer = ""
         score = self.score(task, answer)
-        passed = score >= 1.0
+        agrees = gold_agrees(answer, task.answer)
+        passed = score >= 1.0 and agrees is not False
         if not passed and not refused:
-            notes.insert(0, f"reasoning-gym scored the answer {score:.3g} out of 1.")
+            notes.insert(0, f"reasoning-gym scored the answer {score:.3g} out of 1" + (
+                f", but {answer[:80]!r} is not the number asked for." if score >= 1.0 else "."))
         components = {"correct": float(passed), "score": score, "format": float(tagged)}
         return Verdict(components, passed, "" if passed else " ".join(notes))
 

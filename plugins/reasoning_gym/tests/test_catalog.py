@@ -58,8 +58,8 @@ def test_the_datasets_without_gold_answers_are_marked_so():
 def test_every_manifest_is_valid_and_its_id_keeps_the_dataset_name():
     for raw in catalog.manifests():
         manifest = Manifest.parse(raw, plugin="rg")
-        assert re.fullmatch(r"rg/[A-Za-z0-9][A-Za-z0-9_.+-]*-v2", manifest.id)
-        assert manifest.id == f"rg/{raw['params']['dataset']}-v2"
+        assert re.fullmatch(r"rg/[A-Za-z0-9][A-Za-z0-9_.+-]*-v3", manifest.id)
+        assert manifest.id == f"rg/{raw['params']['dataset']}-v3"
         assert manifest.tags[1] == ROWS[raw["params"]["dataset"]]["category"]
 
 
@@ -83,5 +83,5 @@ def test_the_excluded_datasets_are_listed_as_left_out_with_their_reason():
     import rlhub
 
     rows = {r["id"]: r for r in rlhub.registry().left_out if r["plugin"] == "rg"}
-    assert sorted(rows) == ["rg/composite-v2", "rg/game_of_life_halting-v2"]
-    assert "cannot tell right from wrong" in rows["rg/game_of_life_halting-v2"]["reason"]
+    assert sorted(rows) == ["rg/composite-v3", "rg/game_of_life_halting-v3"]
+    assert "cannot tell right from wrong" in rows["rg/game_of_life_halting-v3"]["reason"]

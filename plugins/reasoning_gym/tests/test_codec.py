@@ -45,7 +45,7 @@ def test_unknown_types_are_refused_with_the_path_to_them():
 
 def test_arc_agi_gold_scores_the_maximum_after_the_task_travels_as_json():
     """Plain JSON turns the tuple board into lists and arc_agi's own gold then scores 0.05."""
-    domain = rlhub.registry().get("rg/arc_agi-v2")
+    domain = rlhub.registry().get("rg/arc_agi-v3")
     task = domain.task("train", 0, 0)
     travelled = Task.from_dict(json.loads(json.dumps(task.to_dict(), allow_nan=False)))
     assert domain.verify(travelled, travelled.gold).reward == 1.0

@@ -9,11 +9,11 @@ import pytest
 import rlhub
 from rlhub import Task
 
-SAMPLE = ["rg/basic_arithmetic-v2", "rg/arc_agi-v2", "rg/sudoku-v2", "rg/word_sorting-v2",
-          "rg/polynomial_equations-v2", "rg/family_relationships-v2"]
+SAMPLE = ["rg/basic_arithmetic-v3", "rg/arc_agi-v3", "rg/sudoku-v3", "rg/word_sorting-v3",
+          "rg/polynomial_equations-v3", "rg/family_relationships-v3"]
 
 
-def domain(domain_id="rg/basic_arithmetic-v2"):
+def domain(domain_id="rg/basic_arithmetic-v3"):
     return rlhub.registry().get(domain_id)
 
 
@@ -28,7 +28,7 @@ def test_the_prompt_is_the_question_plus_the_answer_tag_instruction():
 def test_the_task_records_how_to_regenerate_it_with_reasoning_gym_alone():
     import reasoning_gym
 
-    task = domain("rg/chain_sum-v2").task("test", 5, 300)
+    task = domain("rg/chain_sum-v3").task("test", 5, 300)
     source = task.meta["source"]
     assert source["index"] == 300 - source["size"]
     again = reasoning_gym.create_dataset("chain_sum", size=source["size"], seed=source["seed"])
@@ -36,7 +36,7 @@ def test_the_task_records_how_to_regenerate_it_with_reasoning_gym_alone():
 
 
 def test_train_and_test_splits_and_seeds_draw_different_tasks():
-    d = domain("rg/chain_sum-v2")
+    d = domain("rg/chain_sum-v3")
 
     def questions(split, seed):
         return {t.meta["entry"]["question"] for t in d.sample(20, split=split, seed=seed)}
@@ -50,7 +50,7 @@ def test_train_and_test_splits_and_seeds_draw_different_tasks():
 
 
 def test_tasks_on_both_sides_of_a_block_boundary_are_distinct_and_repeatable():
-    d = domain("rg/chain_sum-v2")
+    d = domain("rg/chain_sum-v3")
     edge = d.block_size
     tasks = [d.task("train", 0, i) for i in (edge - 1, edge, edge + 1)]
     assert len({t.meta["source"]["seed"] for t in tasks}) == 2
@@ -68,21 +68,21 @@ def test_a_task_that_travelled_as_json_scores_like_the_original(domain_id):
 
 
 def test_datasets_without_gold_give_none_and_still_score_wrong_answers_low():
-    d = domain("rg/graph_color-v2")
+    d = domain("rg/graph_color-v3")
     task = d.task("train", 0, 0)
     assert task.gold is None and task.answer is None
     assert d.verify(task, "<answer>{}</answer>").reward < 1.0
 
 
 def test_a_scorer_that_raises_on_text_counts_as_a_wrong_answer_not_an_error():
-    d = domain("rg/prime_factorization-v2")
+    d = domain("rg/prime_factorization-v3")
     task = d.task("train", 0, 0)
     score = d.verify(task, "<answer>seven times eleven</answer>")
     assert score.error is None and score.reward == 0.0 and not score.passed
 
 
 def test_a_huge_answer_is_cut_and_scored_quickly():
-    d = domain("rg/intermediate_integration-v2")
+    d = domain("rg/intermediate_integration-v3")
     task = d.task("train", 0, 0)
     started = time.perf_counter()
     score = d.verify(task, "<answer>" + "x" * 100_000 + "</answer>")
@@ -108,7 +108,7 @@ def test_answers_without_tags_are_still_read_from_an_answer_line():
 
 
 def test_what_generators_print_goes_to_stderr_not_stdout(capsys):
-    d = domain("rg/bf-v2")  # bf's compiler prints progress dots
+    d = domain("rg/bf-v3")  # bf's compiler prints progress dots
     d.sample(3, split="train", seed=11)
     assert capsys.readouterr().out == ""
 

@@ -33,7 +33,7 @@ def clean_environ(monkeypatch):
 @pytest.mark.parametrize("dataset", sorted(n for n, g in guards.GUARDS.items()
                                            if g is guards.python_literal))
 def test_an_answer_that_eval_would_run_is_not_run(dataset, clean_environ):
-    domain = rlhub.registry().get(f"rg/{dataset}-v2")
+    domain = rlhub.registry().get(f"rg/{dataset}-v3")
     task = domain.task("train", 0, 0)
     score = domain.verify(task, f"<answer>{payload_via_import()}</answer>")
     assert score.reward < 1.0 and "not accepted for scoring" in score.feedback
@@ -42,7 +42,7 @@ def test_an_answer_that_eval_would_run_is_not_run(dataset, clean_environ):
 @pytest.mark.parametrize("dataset", sorted(n for n, g in guards.GUARDS.items()
                                            if g is guards.arithmetic_expression))
 def test_an_answer_that_sympy_would_run_is_not_run(dataset, clean_environ):
-    domain = rlhub.registry().get(f"rg/{dataset}-v2")
+    domain = rlhub.registry().get(f"rg/{dataset}-v3")
     task = domain.task("train", 0, 0)
     for payload in (payload_via_chr(), payload_via_import()):
         score = domain.verify(task, f"<answer>{payload}</answer>")
@@ -52,7 +52,7 @@ def test_an_answer_that_sympy_would_run_is_not_run(dataset, clean_environ):
 @pytest.mark.parametrize("tower", ["9**9**9**9", "9^9^9^9", "((9**99)**99)**99", "2**(99*99*99)",
                                    "x**(10**100)"])
 def test_power_towers_are_refused_quickly(tower):
-    domain = rlhub.registry().get("rg/countdown-v2")
+    domain = rlhub.registry().get("rg/countdown-v3")
     task = domain.task("train", 0, 0)
     started = time.perf_counter()
     score = domain.verify(task, f"<answer>{tower}</answer>")
@@ -88,7 +88,7 @@ def test_expressions_that_compute_fail_the_literal_guard(answer):
 
 @pytest.mark.parametrize("dataset", sorted(guards.GUARDS))
 def test_every_gold_answer_of_a_guarded_dataset_passes_its_guard(dataset):
-    domain = rlhub.registry().get(f"rg/{dataset}-v2")
+    domain = rlhub.registry().get(f"rg/{dataset}-v3")
     count = 6 if dataset == "intermediate_integration" else 25  # ~80 ms per item there
     for task in domain.sample(count, split="test", seed=3):
         assert guards.refusal(dataset, task.answer, task.answer) is None, task.answer

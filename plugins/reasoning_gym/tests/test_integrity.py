@@ -35,3 +35,16 @@ def test_a_wrong_constant_or_a_hedge_earns_nothing(domain_id):
 def test_every_rg_domain_declares_exact_scoring():
     for domain_id in IDS:
         assert rlhub.registry().manifest(domain_id).scoring == "exact", domain_id
+
+
+def test_a_one_character_constant_is_not_paid_for_a_matching_prefix_of_the_number():
+    domain = rlhub.registry().get("rg/coin_flip-v3")
+    tasks = [t for t in domain.sample(20, seed=7) if t.answer.startswith("0.")]
+    assert len(tasks) >= 5
+    for task in tasks:
+        assert domain.score(task, "0") == 1.0  # reasoning-gym's scorer: a matching prefix
+        score = domain.verify(task, "<answer>0</answer>")
+        assert (score.reward, score.passed, score.components["score"]) == (0.0, False, 1.0)
+        assert "is not the number asked for" in score.feedback
+        assert domain.verify(task, task.gold).reward == 1.0
+

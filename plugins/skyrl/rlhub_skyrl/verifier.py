@@ -9,7 +9,9 @@ completion. Components: ``correct`` (SkyRL's reward reached its maximum, 1.0) an
 SkyRL's gsm8k scorer reads the first number after ``####``, so ``#### 7 or 12`` or ``#### 7Yes``
 passes on a task whose answer is 7: a hedge a policy would learn. The bridge pays ``correct``
 only when the completion gives one final answer, a single number after its only ``####``;
-``env_reward`` still logs what SkyRL pays.
+``env_reward`` still logs what SkyRL pays. SkyRL's full reward is not a pass by itself either: the
+final answer (after ``####`` for gsm8k, the last ``\\boxed{}`` for aime) must also be the ground
+truth's number (:func:`rlhub.bridges.gold_agrees`), whatever SkyRL's scorer accepts.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlhub import Task, Verdict, VerifierError
+from rlhub import Task, Verdict, VerifierError, last_boxed
+from rlhub.bridges import gold_agrees
 
 from rlhub_skyrl.catalog import BRIDGED
 
 FINAL_NUMBER = re.compile(r"\$?-?\$?[0-9][0-9,]*(\.[0-9]+)?\.?")
 SINGLE_ANSWER = {"gsm8k": lambda text: text.count("####") == 1 and bool(
     FINAL_NUMBER.fullmatch(text.rsplit("####", 1)[1].strip()))}
+FINAL_ANSWER = {"gsm8k": lambda text: text.rsplit("####", 1)[-1].strip().rstrip("."),
+                "aime": lambda text: last_boxed(text) or ""}
 
 
 class SkyRLVerifier:
@@ -51,7 +56,8 @@ class SkyRLVerifier:
         reward = float(env.step(completion)["reward"])
         env.close()
         single = SINGLE_ANSWER.get(self.env, lambda text: True)(completion)
-        passed = reward >= 1.0 and single
+        final = FINAL_ANSWER[self.env](completion).replace("$", "")
+        passed = reward >= 1.0 and single and gold_agrees(final, task.answer) is not False
         feedback = "" if passed else "The final answer does not match the reference." if single \
             else "Give one final answer: a single number after one '####', and nothing after it."
         return Verdict({"correct": float(passed), "env_reward": reward}, passed, feedback)

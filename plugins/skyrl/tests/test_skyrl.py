@@ -76,6 +76,16 @@ def test_a_hedged_final_answer_that_skyrl_would_pay_earns_nothing(gsm_domain, he
     assert score.feedback.startswith("Give one final answer")
 
 
+def test_skyrls_full_reward_for_another_number_is_not_a_pass(gsm_domain):
+    from skyrl_gym.envs.gsm8k.utils import compute_score
+
+    task = next(t for t in gsm_domain.sample(8) if len(str(t.answer)) >= 2)
+    split = f"{str(task.answer)[0]},{str(task.answer)[1:]}"  # 21 as "2,1": two numbers
+    assert compute_score(f"#### {split}", task.answer) == 1.0  # SkyRL drops the comma
+    score = gsm_domain.verify(task, f"#### {split}")
+    assert (score.reward, score.passed, score.components["env_reward"]) == (0.0, False, 1.0)
+
+
 def test_an_unbridged_environment_is_refused_naming_the_bridged_ones():
     with pytest.raises(Exception, match=r"expected options.env in \['aime', 'gsm8k'\], "
                                         r"found 'lcb'"):
