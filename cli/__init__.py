@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import typer
 
-from rlhub.cli import domains, hubcmd, loop, mix, policy, sandbox, serve, train
+from rlhub.cli import domains, hubcmd, loop, mix, policy, sandbox, serve, train, workspaces
 
 # Area modules, each exposing register(app); this order is the --help order.
-AREAS = (domains, loop, serve, hubcmd, train, sandbox, policy, mix)
+AREAS = (domains, loop, serve, hubcmd, train, sandbox, workspaces, policy, mix)
 
 app = typer.Typer(
     name="rlhub",

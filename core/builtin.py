@@ -18,6 +18,13 @@ SANDBOX_BACKENDS = {
     "ray": "rlhub.sandbox.ray_backend:RayBackend",
 }
 
+# rlhub's own workspace backends: name -> class called with the options.
+WORKSPACE_BACKENDS = {
+    "docker": "rlhub.sandbox.ws_docker:DockerWorkspaces",
+    "local": "rlhub.sandbox.ws_local:LocalWorkspaces",
+    "ray": "rlhub.sandbox.ws_ray:RayWorkspaces",
+}
+
 
 @hookimpl(trylast=True)
 def rlhub_verifiers() -> dict[str, str]:
@@ -29,6 +36,11 @@ def rlhub_verifiers() -> dict[str, str]:
 @hookimpl(trylast=True)
 def rlhub_sandbox_backends() -> dict[str, str]:
     return dict(SANDBOX_BACKENDS)
+
+
+@hookimpl(trylast=True)
+def rlhub_workspace_backends() -> dict[str, str]:
+    return dict(WORKSPACE_BACKENDS)
 
 
 @hookimpl(trylast=True)

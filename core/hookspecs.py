@@ -88,6 +88,21 @@ def rlhub_sandbox_backends() -> dict[str, str]:
 
 
 @hookspec
+def rlhub_workspace_backends() -> dict[str, str]:
+    """Declare workspace backends (stateful sandboxes for episodes) by name.
+
+    :return: A mapping from backend name (``"local"``, ``"docker"``, ...) to a lazy
+        ``"module:attr"`` reference to a class called as ``cls(**options)`` that has the
+        :class:`rlhub.sandbox.workspaces.WorkspaceBackend` methods (``open``, ``info``,
+        ``close``). The names are what ``$RLHUB_WORKSPACES`` and a domain's
+        ``params.workspace_backend`` accept; a plugin's name overrides a built-in.
+
+    Who implements: rlhub itself (``local``, ``docker``, ``ray``) and any plugin adding a backend.
+    When called: once per registry, when a workspace backend is first started.
+    """
+
+
+@hookspec
 def rlhub_scheduler_strategies() -> dict[str, str]:
     """Declare mixture strategies by name.
 

@@ -44,6 +44,7 @@ from rlhub.refs import load_object
 
 if TYPE_CHECKING:
     from rlhub.sandbox import Backend, Sandboxes
+    from rlhub.sandbox.workspaces import WorkspaceBackend, Workspaces
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
     from rlhub.verifiers.routes import JudgeRoutes
@@ -127,6 +128,7 @@ class Registry:
         self._refs: dict[str, dict[str, str]] = {}
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
+        self._workspaces: Workspaces | None = None
         self._default_sandbox = sandbox
         self.versions = versions
         self._policy: Policy | None = None
@@ -373,6 +375,10 @@ class Registry:
         """Every sandbox backend: ``{name: "module:attr"}``."""
         return self.named("rlhub_sandbox_backends")
 
+    def workspace_refs(self) -> dict[str, str]:
+        """Every workspace backend: ``{name: "module:attr"}``."""
+        return self.named("rlhub_workspace_backends")
+
     def strategy_refs(self) -> dict[str, str]:
         """Every mixture strategy: ``{name: "module:attr"}``."""
         return self.named("rlhub_scheduler_strategies")
@@ -408,6 +414,26 @@ class Registry:
                                             self._default_sandbox)
             return self._sandboxes
 
+    @property
+    def workspaces(self) -> Workspaces:
+        """This registry's workspace backends (:class:`rlhub.sandbox.workspaces.Workspaces`)."""
+        with self._services_lock:
+            if self._workspaces is None:
+                from rlhub.sandbox.workspaces import Workspaces
+
+                self._workspaces = Workspaces(self._make_workspaces,
+                                              lambda: list(self.workspace_refs()))
+            return self._workspaces
+
+    def _make_workspaces(self, name: str, options: dict[str, Any]) -> WorkspaceBackend | None:
+        from rlhub.errors import SandboxError
+
+        ref = self.workspace_refs().get(name)
+        if ref is None:
+            return None
+        with boundary(SandboxError, f"workspace backend {name!r} ({ref})"):
+            return load_object(ref)(**options)
+
     def sandbox(self, name: str | None = None, **options: Any) -> Backend:
         """The sandbox backend ``name`` (default: this registry's), started on first use."""
         return self.sandboxes.get(name, **options)
@@ -432,7 +458,9 @@ class Registry:
         return domain_provenance(manifest, self.verifier_refs(), self.versions)
 
     def close(self) -> None:
-        """Stop the sandbox backends this registry started."""
+        """Stop the sandbox and workspace backends this registry started."""
+        if self._workspaces is not None:
+            self._workspaces.close()
         if self._sandboxes is not None:
             self._sandboxes.close()
 
