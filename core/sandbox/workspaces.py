@@ -214,6 +214,12 @@ class Workspace:
         """Every regular file under ``path``, sorted (``__pycache__`` left out)."""
         return list(self._call({"op": "files", "path": path})["files"])
 
+    def changes(self) -> tuple[list[str], list[str]]:
+        """What the workspace changed since its snapshot: ``(written or made, deleted)``
+        paths, read from the overlay's upper layer (no file is compared)."""
+        answer = self._call({"op": "changes"})
+        return list(answer["changed"]), list(answer["deleted"])
+
     def reset(self) -> float:
         """Back to the snapshot: every file change undone, every process killed; returns ms."""
         return float(self._call({"op": "mount", "snapshot": self.snapshot.id})["ms"])

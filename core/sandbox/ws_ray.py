@@ -106,8 +106,10 @@ class RayServer:
         self.actor, self.conn, self.missing = actor, RayConn(actor, ws_id), missing
 
     def kill(self) -> None:
+        import ray
+
         try:
-            self.actor.close_ws.remote(self.conn.ws_id)
+            ray.get(self.actor.close_ws.remote(self.conn.ws_id), timeout=60)
         except Exception:  # noqa: BLE001 - the actor is gone, and its servers with it
             pass
 

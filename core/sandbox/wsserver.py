@@ -120,8 +120,10 @@ class Server:
                 return {"ok": True}
             if op == "mount":
                 return self.mount(request["snapshot"])
-            if self.mounted is None and op in ("run", "read", "write", "files"):
+            if self.mounted is None and op in ("run", "read", "write", "files", "changes"):
                 return {"ok": False, "error": "no snapshot is mounted"}
+            if op == "changes":
+                return self.changes()
             if op == "run":
                 return self.run(request)
             if op in ("read", "write", "files"):
@@ -151,6 +153,27 @@ class Server:
         mount("overlay", self.repo, "overlay", f"lowerdir={lower},upperdir={upper},workdir={work}")
         self.mounted = snapshot
         return {"ok": True, "ms": (time.perf_counter() - started) * 1e3}
+
+    def changes(self):
+        """What differs from the snapshot: files written or made, and files deleted (the
+        overlay's upper layer: whiteouts, and the lower files under an opaque folder)."""
+        upper = f"{self.ws}/upper"
+        lower = os.path.join(self.store, self.mounted)
+        changed, deleted = [], []
+        for dirpath, dirnames, filenames in os.walk(upper):
+            rel_dir = os.path.relpath(dirpath, upper)
+            if opaque(dirpath) and rel_dir != ".":
+                deleted += [p for p in lower_files(lower, rel_dir)
+                            if not os.path.lexists(os.path.join(upper, p))]
+            for name in filenames + [d for d in dirnames if is_whiteout(dirpath, d)]:
+                full = os.path.join(dirpath, name)
+                rel = os.path.normpath(os.path.join(rel_dir, name))
+                if is_whiteout(dirpath, name):
+                    deleted += [rel] if os.path.isfile(os.path.join(lower, rel)) else \
+                        lower_files(lower, rel)
+                elif stat.S_ISREG(os.lstat(full).st_mode):
+                    changed.append(rel)
+        return {"ok": True, "changed": sorted(changed), "deleted": sorted(set(deleted))}
 
     def as_user(self, op, request):
         """Run a file operation in a child that holds only the workspace's uid."""
@@ -273,6 +296,29 @@ class Server:
             finally:
                 os._exit(0)
         os.waitpid(helper, 0)
+
+
+def is_whiteout(folder, name):
+    st = os.lstat(os.path.join(folder, name))
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
+def opaque(folder):
+    for attr in ("trusted.overlay.opaque", "user.overlay.opaque"):
+        try:
+            if os.getxattr(folder, attr) == b"y":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def lower_files(lower, rel):
+    top = os.path.join(lower, rel)
+    found = []
+    for dirpath, _, filenames in os.walk(top):
+        found += [os.path.relpath(os.path.join(dirpath, n), lower) for n in filenames]
+    return found
 
 
 class Pump:

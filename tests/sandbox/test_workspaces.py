@@ -261,3 +261,15 @@ def test_a_killed_owner_leaves_nothing_once_reaped(backend, tmp_path):
         left = [c for r in held for c in client.containers.list(all=True,
                                                                 filters={"label": f"rlhub.workspace={r.id}"})]
         assert left == []
+
+
+def test_a_workspace_reports_what_it_changed_since_its_snapshot(ws):
+    ws.write("pkg/util.py", "def double(x):\n    return x * 2\n")
+    ws.write("pkg/new/mod.py", "N = 1\n")
+    ws.delete("pkg/__init__.py")
+    ws.run(["python3", "-c", "import shutil; shutil.rmtree('tests')"])
+    changed, deleted = ws.changes()
+    assert changed == ["pkg/new/mod.py", "pkg/util.py"]
+    assert deleted == ["pkg/__init__.py", "tests/test_util.py"]
+    ws.reset()
+    assert ws.changes() == ([], [])
