@@ -103,6 +103,18 @@ def rlhub_workspace_backends() -> dict[str, str]:
 
 
 @hookspec
+def rlhub_commands() -> dict[str, str]:
+    """Declare command groups a plugin adds to the ``rlhub`` command line.
+
+    :return: A mapping from a group name (``rlhub NAME ...``) to a lazy ``"module:attr"``
+        reference to a ``typer.Typer`` app. A name the command line already has is refused.
+
+    Who implements: plugins with their own commands (``rlhub swe prepare``). When called: once,
+    when ``rlhub`` starts; the apps are imported then, so keep their modules light.
+    """
+
+
+@hookspec
 def rlhub_scheduler_strategies() -> dict[str, str]:
     """Declare mixture strategies by name.
 

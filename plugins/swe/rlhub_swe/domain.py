@@ -51,7 +51,7 @@ class SweDomain(Domain):
     # -- tasks ---------------------------------------------------------------------------------
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
-        made = self.source.make(rng, split, index)
+        made = self.source.make(rng, split, index, self.registry)
         gold = make_patch(made.files, made.solution)
         return {"prompt": self.prompt(made), "answer": None,
                 "gold": self.gold(gold),

@@ -27,7 +27,7 @@ class SyntheticSource:
         if self.kind not in KINDS:
             raise ValueError(f"swe: expected params.kind in {list(KINDS)}, found {self.kind!r}")
 
-    def make(self, rng: random.Random, split: str, index: int) -> Made:
+    def make(self, rng: random.Random, split: str, index: int, registry: Any = None) -> Made:
         from rlhub_swe.synth import tasks
 
         repo, made = tasks.make(rng, self.kind, self.level)
@@ -47,10 +47,10 @@ class RealSource:
 
         self.project, self.kind = PROJECTS[params["project"]], params["kind"]
 
-    def make(self, rng: random.Random, split: str, index: int) -> Made:
+    def make(self, rng: random.Random, split: str, index: int, registry: Any = None) -> Made:
         from rlhub_swe.real.tasks import make
 
-        return make(self.project, self.kind, rng, split, index)
+        return make(self.project, self.kind, rng, split, index, registry)
 
 
 def source_of(params: dict[str, Any]) -> SyntheticSource | RealSource:
