@@ -258,6 +258,10 @@ def run_probes(domain: Domain, tasks: Sequence[Task]) -> dict[str, ProbeReport]:
     checks = {"degenerate": check_degenerate, "hedge": check_hedge,
               "oversized": check_oversized, "forged-label": check_forged_labels}
     reports = {name: checks[name](domain, tasks, space) for name in PROBE_CLASSES}
+    if "swe" in domain.manifest.tags:  # repository tasks: rlhub.testing.probes_repo
+        from rlhub.testing.probes_repo import check_repo
+
+        reports["repo"] = check_repo(domain, tasks, space)
     for name in domain.manifest.hackable:
         reports[name].known = True
     return reports

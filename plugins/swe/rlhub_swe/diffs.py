@@ -61,6 +61,7 @@ def extract_patch(completion: str) -> str | None:
     if not blocks:
         match = re.search(r"^(diff --git |--- )", completion, re.MULTILINE)
         text = completion[match.start():] if match else ""
+    text = text.rstrip() + "\n"  # a blank line after the last hunk is no context line
     return text if text.strip() and _HEADER.search(text) else None
 
 
