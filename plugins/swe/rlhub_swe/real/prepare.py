@@ -28,7 +28,7 @@ from rlhub import Lease, Limits, rlhub_cache
 
 from rlhub_swe import mutate
 from rlhub_swe.grading import Suite, run_suite
-from rlhub_swe.guard import is_test_path
+from rlhub_swe.guard import code_problem, is_test_path
 from rlhub_swe.real.projects import Project
 
 POOL = 4
@@ -109,6 +109,8 @@ def validate(project: Project, files: dict[str, str], workspaces: Any) -> list[d
                 break
             edits = mutate.pick(rng, mutate.sites(files[path], function))[:1]
             for edit in edits:
+                if code_problem(path, edit.apply(files[path]), files[path], [project.package]):
+                    continue  # its fix would have to add what no patch may
                 ws.write(path, edit.apply(files[path]))
                 run, now = run_suite(ws, suite, LIMITS, list(project.tests), ["--tb=line"])
                 ws.write(path, files[path])

@@ -13,6 +13,7 @@ import functools
 import random
 from typing import Any
 
+from rlhub_swe.guard import code_problem
 from rlhub_swe.made import Made
 from rlhub_swe.real.prepare import load, prepare, prepared
 from rlhub_swe.real.projects import Project
@@ -44,9 +45,19 @@ def _test_source(files: dict[str, str], test: str) -> str:
     return ""
 
 
+def fair(project: Project, files: dict[str, str], task: dict[str, Any]) -> bool:
+    """Whether the reference fix passes the guard (a bug that removed an ``open`` call could
+    only be fixed by adding one back, which no patch may)."""
+    start, end, text = task["edit"]
+    original = files[task["file"]]
+    buggy = original[:start] + text + original[end:]
+    return not code_problem(task["file"], buggy, original, [project.package])
+
+
 def make(project: Project, kind: str, rng: random.Random, split: str, index: int,
          registry: Any) -> Made:
     files, pool = project_tasks(project, registry)
+    pool = [t for t in pool if fair(project, files, t)]
     chosen = [t for i, t in enumerate(pool) if len(pool) < 2 or i % 2 == (split != "train")]
     task = rng.choice(chosen)
     start, end, text = task["edit"]
@@ -61,7 +72,7 @@ def make(project: Project, kind: str, rng: random.Random, split: str, index: int
                      f"{_test_source(files, test)}\n```\n\nWhat pytest reports:\n```\n"
                      f"{task['failure'][:1200]}\n```\n\nThe tests are right: find the bug in "
                      f"the package and fix it without breaking any other test.")
-        visible, hidden = buggy, {p: files[p] for p in f2p_files}
+        visible, hidden = buggy, {}  # the failing tests are shown; a patch may not touch them
     else:
         statement = (f"Issue: since the last change, {where} of {project.name} misbehaves; "
                      f"the project's tests report:\n```\n{task['failure'][:600]}\n```\n\n"
