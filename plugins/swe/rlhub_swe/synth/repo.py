@@ -36,7 +36,7 @@ LEVELS = {level.name: level for level in (
     Level("s", 2, 6, 2),
     Level("m", 4, 6, 3),
     Level("l", 9, 6, 4),
-    Level("xl", 19, 16, 5),
+    Level("xl", 19, 18, 5),
     Level("xxl", 29, 20, 6),
 )}
 
