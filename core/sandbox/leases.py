@@ -42,13 +42,15 @@ def lease_dir() -> Path:
 
 
 def start_time(pid: int) -> int | None:
-    """The start time of process ``pid`` in clock ticks since boot, or None if it is gone."""
+    """The start time of process ``pid`` in clock ticks since boot, or None if it is gone (a
+    zombie, dead but not yet waited for by its parent, is gone too)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
         return None
-    return int(stat[stat.rfind(b")") + 2:].split()[19])
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return None if fields[0] in (b"Z", b"X") else int(fields[19])
 
 
 def alive(pid: int | None, started: int | None) -> bool:
