@@ -129,15 +129,20 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
         rlhub_task = await asyncio.to_thread(task.data.rlhub_task, registry)
         episode = await asyncio.to_thread(domain.start, rlhub_task)
         turns: list[Any] = []
-        async with agents.agent.interaction(task) as interaction:
-            segment = await interaction.turn()
-            while not segment.terminated:
-                result = await asyncio.to_thread(episode.step, segment.last_reply)
-                turns.append(_Turn(result))
-                if result.done or result.observation is None or \
-                        len(turns) >= domain.manifest.max_turns:
-                    break
-                segment = await interaction.turn(result.observation)
+        try:
+            async with agents.agent.interaction(task) as interaction:
+                segment = await interaction.turn()
+                while not segment.terminated:
+                    result = await asyncio.to_thread(episode.step, segment.last_reply)
+                    turns.append(_Turn(result))
+                    if result.done or result.observation is None or \
+                            len(turns) >= domain.manifest.max_turns:
+                        break
+                    segment = await interaction.turn(result.observation)
+        finally:  # an episode may hold a workspace
+            close = getattr(episode, "close", None)
+            if close is not None:
+                await asyncio.to_thread(close)
         _raise_fault(turns)
         lo, _ = domain.manifest.reward_range
         reward, passed, _ = final_reward(turns, lo, domain.manifest.repair_discount)
