@@ -42,34 +42,46 @@ def root(
 def list_domains(json_out: bool = JsonOpt,
                  plugin: str = typer.Option(None, help="Only this plugin's domains."),
                  all_: bool = typer.Option(False, "--all", help="Also what plugins leave out, "
-                                           "and why.")) -> None:
-    """List every installed domain."""
+                                           "and why (describing every deferred domain now).")
+                 ) -> None:
+    """List every installed domain (``deferred``: its manifest is made on first use)."""
     reg = get_registry()
-    rows = [m.summary_row() for m in (reg.manifest(i) for i in reg.ids())
-            if plugin is None or m.plugin == plugin]
+    if all_:
+        reg.describe_all()
+    rows = reg.rows(plugin)
     left = [row for row in reg.left_out if plugin is None or row["plugin"] == plugin] \
         if all_ else []
     if json_out:
         emit_json(rows + [{**row, "left_out": row["reason"]} for row in left])
         return
+    _print_listing(reg, rows, left, all_)
+
+
+def _print_listing(reg: Any, rows: list[dict[str, Any]], left: list[dict[str, Any]],
+                   all_: bool) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     marked = any(r["hackable"] for r in rows)
     table = Table("id", "plugin", "version", "tags", *(["hackable"] if marked else []), "summary")
     for r in rows:
         mark = [",".join(r["hackable"]) or "-"] if marked else []
-        table.add_row(r["id"], r["plugin"], r["version"], ",".join(r["tags"]), *mark,
-                      r["summary"])
+        later = " [dim](described on first use)[/dim]" if r["deferred"] else ""
+        table.add_row(escape(r["id"]), r["plugin"], escape(r["version"]),
+                      escape(",".join(r["tags"])), *mark, escape(r["summary"]) + later)
     for r in left:
-        table.add_row(r["id"], r["plugin"], "-", "left out", *(["-"] if marked else []),
-                      f"[yellow]{r['reason']}[/yellow]")
+        table.add_row(escape(r["id"]), r["plugin"], "-", "left out", *(["-"] if marked else []),
+                      f"[yellow]{escape(r['reason'])}[/yellow]")
     console = Console()
     console.print(table)
+    deferred = sum(r["deferred"] for r in rows)
     console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
-                  + (f"; {len(left)} environments left out" if all_ else ""))
+                  + (f"; {len(left)} environments left out" if all_ else "")
+                  + (f"; {deferred} described on first use (`rlhub list --all` describes them "
+                     "now)" if deferred else ""))
     for err in reg.errors:
-        console.print(f"[red]{err}[/red]")
+        console.print(f"[red]{escape(str(err))}[/red]")
 
 
 @handle_errors
@@ -106,6 +118,8 @@ def check(ids: list[str] = typer.Argument(None, help="Domain ids or globs."),
         fail("expected domain ids or --all, found neither")
     if judge not in (None, "scripted"):
         fail(f"--judge: expected 'scripted', found {judge!r}")
+    if all_:
+        reg.describe_all()  # an environment that cannot be described is left out, not failed
     targets = reg.ids() if all_ else reg.match(ids)
     with _judge(judge):
         results = [_check_one(reg, domain_id, n) for domain_id in _progress(targets, "checking")]
@@ -154,7 +168,8 @@ def _check_one(reg: Any, domain_id: str, n: int) -> dict[str, Any]:
 
     from rlhub.testing import inspect_domain
 
-    if "judge" in reg.manifest(domain_id).tags and not os.environ.get("RLHUB_JUDGE_URL"):
+    if "judge" in reg.catalog.declared(domain_id).data["tags"] \
+            and not os.environ.get("RLHUB_JUDGE_URL"):
         return {"id": domain_id, "ok": False, "unchecked": True,
                 "problems": [f"{domain_id}: {NEEDS_JUDGE}"]}
     return dict(inspect_domain(domain_id, n=n, registry=reg).to_dict())

@@ -31,7 +31,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from rlhub.errors import DomainNotFound, LabelError
+from rlhub.errors import DomainNotFound, LabelError, ManifestError
 from rlhub.task import Task
 
 SIG_PREFIX = "hmac-sha256:"
@@ -188,6 +188,8 @@ class LabelGate:
             self.registry.manifest(domain)
         except DomainNotFound:
             raise LabelError(f"label: unknown domain {domain!r}") from None
+        except ManifestError as exc:
+            raise LabelError(f"label: domain {domain!r} cannot be used: {exc}") from None
 
     def _signed(self, domain: str, task: Task, sig: str) -> Task:
         if self.key is None:

@@ -3,15 +3,19 @@
 A manifest is a JSON-compatible dict validated against ``schemas/manifest.schema.json`` (JSON Schema
 draft 2020-12). Plugins return manifests from ``rlhub_domains()``; the code that builds the domain is
 named by ``factory`` (``"module:attr"``) and imported only when the domain is first used.
+
+Listing a domain reads only the fields :func:`listing_problems` checks (id, version, summary, tags,
+scoring, hackable); the whole manifest is validated by :meth:`Manifest.parse` when the domain is
+first used or checked (:mod:`rlhub.catalog`).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
+import re
 from dataclasses import dataclass, field
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from rlhub.errors import ManifestError
@@ -38,53 +42,15 @@ def defaults() -> dict[str, Any]:
 @functools.cache
 def schema(name: str) -> dict[str, Any]:
     """Load one of the JSON Schemas shipped in ``rlhub/schemas``."""
-    text = resources.files("rlhub").joinpath("schemas", f"{name}.schema.json").read_text()
-    return json.loads(text)
+    return json.loads(Path(__file__).with_name("schemas").joinpath(f"{name}.schema.json")
+                      .read_text(encoding="utf-8"))
 
 
 @functools.cache
 def _validator(name: str) -> Any:
-    import jsonschema  # deferred: a listing whose manifests are all known valid never imports it
+    from rlhub.jsonschemas import validator  # deferred: listing never validates a whole manifest
 
-    return jsonschema.Draft202012Validator(schema(name))
-
-
-class ValidCache:
-    """Content hashes of manifests already found valid, kept in :func:`rlhub.home.rlhub_cache`.
-
-    Validating a manifest costs milliseconds and a listing validates hundreds; a manifest whose
-    canonical JSON hashes to a known-valid digest (under the same schema) is not validated again.
-    """
-
-    def __init__(self) -> None:
-        from rlhub.home import rlhub_cache
-
-        tag = hashlib.sha256(json.dumps(schema("manifest"), sort_keys=True).encode()).hexdigest()
-        self.path = rlhub_cache() / f"valid-manifests-{tag[:16]}.txt"
-        try:
-            self.known = set(self.path.read_text().split())
-        except OSError:
-            self.known = set()
-        self.new: list[str] = []
-
-    @staticmethod
-    def key(raw: Any) -> str:
-        return hashlib.sha256(json.dumps(raw, sort_keys=True, default=repr).encode()).hexdigest()
-
-    def add(self, key: str) -> None:
-        self.known.add(key)
-        self.new.append(key)
-
-    def save(self) -> None:
-        if not self.new:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a") as fh:
-                fh.write("\n".join(self.new) + "\n")
-        except OSError:
-            pass  # a read-only home only costs speed
-        self.new.clear()
+    return validator(schema(name))
 
 
 def schema_errors(name: str, data: Any) -> list[str]:
@@ -110,23 +76,20 @@ class Manifest:
     source: str = field(default="", compare=False)
 
     @classmethod
-    def parse(cls, raw: Any, *, plugin: str, distribution: str = "", source: str = "",
-              cache: ValidCache | None = None) -> Manifest:
+    def parse(cls, raw: Any, *, plugin: str, distribution: str = "",
+              source: str = "") -> Manifest:
         """Validate ``raw`` and fill defaults; raise :class:`ManifestError` naming plugin, domain, field.
 
         ``raw`` becomes part of the manifest: callers hand over a fresh dict.
         """
         domain = raw.get("id", "<no id>") if isinstance(raw, dict) else "<not a mapping>"
-        key = ValidCache.key(raw) if cache is not None else ""
-        errors = [] if key and key in cache.known else schema_errors("manifest", raw)  # type: ignore[union-attr]
+        errors = schema_errors("manifest", raw)
         if not errors and not raw["id"].startswith(f"{plugin}/"):
-            errors.append(f"field id: expected the namespace '{plugin}/' of plugin {plugin!r}")
+            errors.append(_namespace_error(plugin))
         if not errors:
             errors = _reward_errors(raw["reward"])
         if errors:
             raise ManifestError(f"plugin {plugin!r}, domain {domain!r}: " + "; ".join(errors))
-        if cache is not None and key not in cache.known:
-            cache.add(key)
         data = defaults()
         for name, value in raw.items():
             if isinstance(value, dict) and isinstance(data.get(name), dict):
@@ -184,16 +147,51 @@ class Manifest:
 
     def summary_row(self) -> dict[str, Any]:
         """The row ``rlhub list --json`` prints for this domain."""
-        return {
-            "id": self.id,
-            "plugin": self.plugin,
-            "distribution": self.distribution,
-            "version": self.version,
-            "tags": self.tags,
-            "summary": self.data["summary"],
-            "scoring": self.scoring,
-            "hackable": self.hackable,
-        }
+        return listing_row(self.data, self.plugin, self.distribution)
+
+
+def listing_row(data: dict[str, Any], plugin: str, distribution: str) -> dict[str, Any]:
+    """The row ``rlhub list --json`` prints for a manifest's ``data`` (checked by
+    :func:`listing_problems`, or validated)."""
+    scoring = data.get("scoring")
+    return {"id": data["id"], "plugin": plugin, "distribution": distribution,
+            "version": data["version"], "tags": list(data["tags"]), "summary": data["summary"],
+            "scoring": scoring["kind"] if scoring else None,
+            "hackable": list(data.get("hackable", []))}
+
+
+def listing_problems(raw: Any, plugin: str) -> list[str]:
+    """What keeps ``raw`` from being listed, one ``field F: expected ..., found ...`` line each.
+
+    Only the fields a listing shows are checked; :meth:`Manifest.parse` checks the rest on use.
+    """
+    if not isinstance(raw, dict):
+        return [f"field (top level): expected a mapping, found {type(raw).__name__}"]
+    domain = raw.get("id")
+    if not isinstance(domain, str) or not _id_pattern().search(domain):
+        return [f"field id: expected '<plugin>/<name>-v<N>', found {domain!r}"]
+    if not domain.startswith(f"{plugin}/"):
+        return [_namespace_error(plugin)]
+    problems = [f"field {name}: expected a string, found {raw.get(name)!r}"
+                for name in ("version", "summary") if not isinstance(raw.get(name), str)]
+    for name, required in (("tags", True), ("hackable", False)):
+        value = raw.get(name, None if required else [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f"field {name}: expected a list of strings, found {value!r}")
+    scoring = raw.get("scoring")
+    if scoring is not None and not (isinstance(scoring, dict)
+                                    and isinstance(scoring.get("kind"), str)):
+        problems.append(f"field scoring: expected a mapping with a 'kind', found {scoring!r}")
+    return problems
+
+
+@functools.cache
+def _id_pattern() -> re.Pattern[str]:
+    return re.compile(schema("manifest")["properties"]["id"]["pattern"])
+
+
+def _namespace_error(plugin: str) -> str:
+    return f"field id: expected the namespace '{plugin}/' of plugin {plugin!r}"
 
 
 def _reward_errors(reward: dict[str, Any]) -> list[str]:

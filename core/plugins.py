@@ -16,13 +16,15 @@ Discovery order (documented in PLUGINS.md):
 Plugins named in ``RLHUB_BLOCK_PLUGINS`` (comma-separated) or passed as ``block=`` are not loaded.
 A plugin that fails to import, or whose hook raises, is recorded in :attr:`Registry.errors` and
 reported as ``error loading plugin "<name>" from <distribution>: <cause>``; every other plugin keeps
-working. The registry holds manifests only; a domain's code is imported on first :meth:`get`.
+working. The registry holds declarations only (:mod:`rlhub.catalog`): a domain's manifest is
+validated on first use, and its code imported on first :meth:`get`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib
+import inspect
 import os
 import sys
 import threading
@@ -36,15 +38,18 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from rlhub import hookspecs
-from rlhub.errors import DomainNotFound, ManifestError, PluginError, boundary, did_you_mean
+from rlhub.catalog import Catalog, Declared, declare
+from rlhub.errors import DomainNotFound, ManifestError, PluginError, boundary
 from rlhub.home import rlhub_home
 from rlhub.hookspecs import hookimpl
 from rlhub.manifest import Manifest
 from rlhub.refs import load_object
 
 if TYPE_CHECKING:
+    from rlhub.installs import Pin
     from rlhub.sandbox import Backend, Sandboxes
     from rlhub.sandbox.workspaces import WorkspaceBackend, Workspaces
+    from rlhub.sandbox.languages import Languages
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
     from rlhub.verifiers.routes import JudgeRoutes
@@ -80,13 +85,19 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
-def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
-    """Data-only domain files in discovery order (step 3 of the module docstring)."""
+def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = (),
+                      pins: dict[str, Pin] | None = None, *, installed: bool = True) -> list[Path]:
+    """Data-only domain files in discovery order (step 3 of the module docstring): of each
+    pulled environment (unless not ``installed``), the bundle :func:`rlhub.installs.choose`
+    picks under ``pins`` (default: the project's, :func:`rlhub.installs.project_pins`)."""
+    from rlhub.installs import choices, project_lock_path, project_pins
+
     roots = [Path(p) for p in extra]
     roots += [Path(p) for p in os.environ.get("RLHUB_DOMAINS_PATH", "").split(os.pathsep) if p]
-    envs = rlhub_home() / "envs"
-    if envs.is_dir():
-        roots += sorted(envs.glob("*/*/domains"))
+    if installed:
+        pins = project_pins(project_lock_path()) if pins is None else pins
+        roots += [c.install.folder / "domains" for c in choices(rlhub_home(), pins)
+                  if c.install is not None]
     files: list[Path] = []
     for root in roots:
         files += sorted(root.glob("*.yaml")) + sorted(root.glob("*.yml")) if root.is_dir() else [root]
@@ -111,28 +122,35 @@ class Registry:
                  plugins: Iterable[ModuleType | object] = (),
                  sandbox: str | Backend | None = None,
                  versions: Callable[[str], str] | None = None,
-                 judges: dict[str, Any] | None = None):
+                 judges: dict[str, Any] | None = None,
+                 project_lock: str | os.PathLike[str] | None = None,
+                 installed: bool = True):
+        from rlhub.installs import project_lock_path, project_pins
+
+        lock = Path(project_lock) if project_lock is not None else project_lock_path()
         self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
                         "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
-                        else None, "judges": judges}
+                        else None, "judges": judges, "project_lock": str(lock),
+                        "installed": installed}
+        self.pins = project_pins(lock) if installed else {}
         self.pm = pluggy.PluginManager("rlhub")
         self.pm.add_hookspecs(hookspecs)
         self.blocked = set(block) | set(_env_list("RLHUB_BLOCK_PLUGINS"))
         self.plugins: dict[str, PluginInfo] = {}
         self.errors: list[LoadError] = []
-        self.manifests: dict[str, Manifest] = {}
+        self.catalog = Catalog(lambda: list(self.sandbox_refs()))
         self.left_out: list[dict[str, str]] = []
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._services_lock = threading.Lock()
         self._refs: dict[str, dict[str, str]] = {}
+        self._languages: Languages | None = None
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
         self._workspaces: Workspaces | None = None
         self._default_sandbox = sandbox
         self.versions = versions
         self._policy: Policy | None = None
-        self._pulled: set[str] = set()
         self._withdrawn: dict[str, str] = {}
         from rlhub import builtin
 
@@ -146,10 +164,13 @@ class Registry:
         for plugin in plugins:
             name = getattr(plugin, "PLUGIN_NAME", None) or getattr(plugin, "__name__", "plugin")
             self._register(plugin, name.rsplit(".", 1)[-1], "(registered in code)", "")
-        self._collect_manifests()
-        for path in domain_file_paths(self.options["domain_files"]):
+        self._collect_declared()
+        if installed:
+            self._report_installs()
+        for path in domain_file_paths(self.options["domain_files"], self.pins,
+                                      installed=installed):
             self._load_domain_file(path)
-        self._check_sandbox_kinds()
+        self._check_backend_names()
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -192,10 +213,7 @@ class Registry:
         self.errors.append(err)
         print(f"rlhub: {err}", file=sys.stderr)
 
-    def _collect_manifests(self) -> None:
-        from rlhub.manifest import ValidCache
-
-        self._valid = ValidCache()
+    def _collect_declared(self) -> None:
         for impl in self.pm.hook.rlhub_domains.get_hookimpls():
             info = self.plugins.get(impl.plugin_name)
             if info is None:  # the built-in plugin declares no domains
@@ -207,9 +225,8 @@ class Registry:
                 self._report(info.name, info.distribution, exc.__cause__ or exc)
                 continue
             for raw in raws:
-                self._add_manifest(raw, info)
+                self._add_declared(raw, info)
         self._collect_left_out()
-        self._valid.save()
 
     def _collect_left_out(self) -> None:
         """What each plugin's ``rlhub_left_out()`` declares, with the plugin and distribution."""
@@ -224,48 +241,53 @@ class Registry:
             self.left_out += [{**row, "plugin": info.name, "distribution": info.distribution}
                               for row in rows]
 
-    def _add_manifest(self, raw: Any, info: PluginInfo) -> None:
+    def _add_declared(self, raw: Any, info: PluginInfo) -> None:
         try:
-            manifest = Manifest.parse(raw, plugin=info.name, distribution=info.distribution,
-                                      cache=self._valid)
+            declared = declare(raw, info.name, info.distribution)
         except ManifestError as exc:
             self.errors.append(LoadError(info.name, info.distribution, str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
-        self._keep(manifest)
+        self._keep(declared)
+
+    def _report_installs(self) -> None:
+        """Report each pulled environment discovery reads none of (a pin it cannot honour)."""
+        from rlhub.installs import choices
+
+        for choice in choices(rlhub_home(), self.pins):
+            if choice.problem:
+                self.errors.append(LoadError(choice.name, f"pulled environment {choice.name}",
+                                             choice.problem))
+                print(f"rlhub: {choice.problem}", file=sys.stderr)
 
     def _load_domain_file(self, path: Path) -> None:
         from rlhub.datadomain import manifest_from_file, pulled_env
         from rlhub.userconfig import ConfigError
 
         env = pulled_env(path, rlhub_home())
+        pin = self.pins.get(env.name) if env is not None else None
+        trusted = env is not None and env.trusted and (pin is None or pin.trusted)
         try:
-            untrusted = self._untrusted(env.name) if env and not env.trusted else None
+            untrusted = self._untrusted(env.name) if env and not trusted else None
             manifest = manifest_from_file(path, untrusted=untrusted)
         except (ManifestError, ConfigError, OSError) as exc:
             self.errors.append(LoadError(path.name, f"domain file {path}", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
+        if env is not None and env.hackable.get(manifest.id):
+            marks = set(manifest.hackable) | set(env.hackable[manifest.id])
+            manifest.data["hackable"] = sorted(marks)  # what the pull's probes found
         if manifest.plugin not in self.blocked:
-            self._keep(manifest, pulled=env is not None)
+            self._keep(Declared.of(manifest, pulled=env is not None))
 
-    def _check_sandbox_kinds(self) -> None:
-        """Withdraw every domain whose ``sandbox.kind`` names no registered backend."""
+    def _check_backend_names(self) -> None:
+        """Report a plugin whose ``rlhub_sandbox_backends()`` raises (manifests naming a backend
+        are checked against the names on use, :class:`rlhub.catalog.Catalog`)."""
         try:
-            kinds = ["none", *self.sandbox_refs()]
+            self.sandbox_refs()
         except PluginError as exc:  # reported; the domains stay, the backends fail at use
             self.errors.append(LoadError("rlhub_sandbox_backends", "(plugins)", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
-            return
-        for domain_id, manifest in list(self.manifests.items()):
-            kind = manifest.data.get("sandbox", {}).get("kind", "none")
-            if kind not in kinds:
-                del self.manifests[domain_id]
-                problem = (f"domain {domain_id!r}: field sandbox.kind: "
-                           + did_you_mean(kind, kinds, what="sandbox backend",
-                                          listing="rlhub sandbox info"))
-                self.errors.append(LoadError(manifest.plugin, manifest.distribution, problem))
-                print(f"rlhub: {problem}", file=sys.stderr)
 
     def _untrusted(self, name: str) -> UntrustedEnv:
         """The untrusted-environment record of ``name`` under the user's policy (read once)."""
@@ -276,53 +298,68 @@ class Registry:
             self._policy = Policy.from_config(load_user_config())
         return UntrustedEnv(name, self._policy)
 
-    def _keep(self, manifest: Manifest, *, pulled: bool = False) -> None:
-        """Add a parsed manifest, unless another source provides its id or owns its namespace.
+    def _keep(self, declared: Declared) -> None:
+        """Add a declaration, unless another source provides its id or owns its namespace.
 
         Sources are kept in discovery order, so a pulled environment never displaces a plugin or
         a file the user named. Two pulled environments declaring one id are ambiguous: the id is
         withdrawn from both, and the error names both.
         """
-        problem = self._conflict(manifest, pulled)
+        problem = self._conflict(declared)
         if problem:
-            self.errors.append(LoadError(manifest.plugin, manifest.distribution, problem))
+            self.errors.append(LoadError(declared.plugin, declared.distribution, problem))
             print(f"rlhub: {problem}", file=sys.stderr)
             return
-        self.manifests[manifest.id] = manifest
-        if pulled:
-            self._pulled.add(manifest.id)
+        self.catalog.put(declared)
 
-    def _conflict(self, manifest: Manifest, pulled: bool) -> str | None:
-        plugin = self.plugins.get(manifest.plugin)
+    def _conflict(self, declared: Declared) -> str | None:
+        plugin = self.plugins.get(declared.plugin)
+        domain_id, pulled = declared.id, declared.pulled
         if pulled and plugin is not None:
-            return (f"domain {manifest.id!r} from {manifest.distribution}: its namespace "
-                    f"{manifest.plugin!r} belongs to the plugin {plugin.name} from "
+            return (f"domain {domain_id!r} from {declared.distribution}: its namespace "
+                    f"{declared.plugin!r} belongs to the plugin {plugin.name} from "
                     f"{plugin.distribution}; a pulled environment may not add domains to it")
-        if manifest.id in self._withdrawn:
-            return (f"domain {manifest.id!r} from {manifest.distribution}: more than one "
-                    f"pulled environment declares it ({self._withdrawn[manifest.id]})")
-        other = self.manifests.get(manifest.id)
-        if other is None:
+        if domain_id in self._withdrawn:
+            return (f"domain {domain_id!r} from {declared.distribution}: more than one "
+                    f"pulled environment declares it ({self._withdrawn[domain_id]})")
+        if domain_id not in self.catalog:
             return None
-        if pulled and manifest.id in self._pulled:
-            del self.manifests[manifest.id]
-            self._withdrawn[manifest.id] = f"{other.distribution} and {manifest.distribution}"
-            return (f"domain {manifest.id!r} is declared by two pulled environments, "
-                    f"{other.distribution} and {manifest.distribution}, so neither provides it; "
+        other = self.catalog.declared(domain_id)
+        if pulled and other.pulled:
+            self.catalog.pop(domain_id)
+            self._withdrawn[domain_id] = f"{other.distribution} and {declared.distribution}"
+            return (f"domain {domain_id!r} is declared by two pulled environments, "
+                    f"{other.distribution} and {declared.distribution}, so neither provides it; "
                     "remove one of them from $RLHUB_HOME/envs")
-        return f"domain {manifest.id!r} is already provided by {other.distribution}"
+        return f"domain {domain_id!r} is already provided by {other.distribution}"
 
     # -- lookup ----------------------------------------------------------------------------
 
+    @property
+    def manifests(self) -> Catalog:
+        """Domain id -> manifest: ``in`` and iteration are free, an item is validated on first
+        access (:class:`rlhub.catalog.Catalog`)."""
+        return self.catalog
+
     def ids(self) -> list[str]:
-        return sorted(self.manifests)
+        return list(self.catalog)
 
     def manifest(self, domain_id: str) -> Manifest:
-        try:
-            return self.manifests[domain_id]
-        except KeyError:
-            msg = did_you_mean(domain_id, self.manifests, what="domain", listing="rlhub list")
-            raise DomainNotFound(msg) from None
+        """The validated manifest of ``domain_id`` (:class:`DomainNotFound` with near matches
+        when unknown; :class:`ManifestError` naming plugin, domain and field when invalid)."""
+        return self.catalog.manifest(domain_id)
+
+    def rows(self, plugin: str | None = None) -> list[dict[str, Any]]:
+        """The listing rows of every domain (or ``plugin``'s): nothing validated or described."""
+        return [row for row in self.catalog.rows() if plugin is None or row["plugin"] == plugin]
+
+    def describe_all(self) -> None:
+        """Describe every deferred domain now (``rlhub list --all``, ``rlhub check --all``): one
+        that cannot be described is withdrawn and left out, with the reason."""
+        for declared, reason in self.catalog.describe_all():
+            self.left_out.append({"id": declared.id, "reason": reason,
+                                  "plugin": declared.plugin,
+                                  "distribution": declared.distribution})
 
     def match(self, patterns: Iterable[str]) -> list[str]:
         """Domain ids matching any of the ids or globs (``rg/*``), in sorted order, no repeats."""
@@ -334,7 +371,7 @@ class Registry:
                     raise DomainNotFound(f"no domain matches the glob {pattern!r}. "
                                          "Run `rlhub list` to see what is installed.")
             else:
-                hits = [self.manifest(pattern).id]
+                hits = [self.catalog.declared(pattern).id]
             found.update(dict.fromkeys(hits))
         return sorted(found)
 
@@ -378,6 +415,21 @@ class Registry:
     def workspace_refs(self) -> dict[str, str]:
         """Every workspace backend: ``{name: "module:attr"}``."""
         return self.named("rlhub_workspace_backends")
+
+    def languages(self) -> Languages:
+        """Every sandbox language (:class:`rlhub.sandbox.languages.Languages`): what each
+        plugin's ``rlhub_sandbox_languages()`` declares, plugins overriding the built-ins;
+        asked once per registry."""
+        if self._languages is None:
+            from rlhub.sandbox.languages import from_declarations
+
+            declared = []
+            for impl in self.pm.hook.rlhub_sandbox_languages.get_hookimpls():  # built-ins first
+                with boundary(PluginError, f"{impl.plugin_name}.rlhub_sandbox_languages()"):
+                    declared.append((impl.plugin_name, dict(impl.function())))
+            with boundary(PluginError, "rlhub_sandbox_languages()"):
+                self._languages = from_declarations(declared)
+        return self._languages
 
     def strategy_refs(self) -> dict[str, str]:
         """Every mixture strategy: ``{name: "module:attr"}``."""
@@ -447,7 +499,10 @@ class Registry:
         if made is not None or ref is None:
             return made
         with boundary(SandboxError, f"sandbox backend {name!r} ({ref})"):
-            return load_object(ref)(**options)
+            cls = load_object(ref)
+            if "languages" in inspect.signature(cls).parameters:  # it runs registered languages
+                options = {"languages": self.languages(), **options}
+            return cls(**options)
 
     def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
         """The provenance record of a domain (:func:`rlhub.provenance.domain_provenance`)."""

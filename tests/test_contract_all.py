@@ -15,6 +15,7 @@ import rlhub
 from rlhub.testing import assert_domain_ok
 
 REG = rlhub.registry()
+REG.describe_all()  # as `rlhub check --all`: a bridged environment that cannot be offered is left out
 # Repository domains grade with pytest in workspaces (seconds each): a fast sample of each form
 # and source runs in `make test`, the rest are marked slow (`make test-slow`).
 SWE_SAMPLE = ("swe/syn-fix-test-s-v1", "swe/syn-fix-test-s-agent-v1",

@@ -168,7 +168,8 @@ def _domain_files(domain: Domain) -> list[str]:
         registry = domain.registry
     except RlhubError:
         return []
-    return sorted({m.source for m in registry.manifests.values() if m.source})
+    declared = (registry.catalog.declared(i) for i in registry.ids())
+    return sorted({d.source for d in declared if d.source})
 
 
 def _fingerprints_main(ids: list[str], domain_files: list[str], result: str) -> None:
@@ -290,7 +291,8 @@ def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
         except Exception as exc:  # noqa: BLE001 - a factory that fails is a contract problem
             return DomainReport(domain, [f"{domain}: could not build the domain: {exc}"])
         # one fresh interpreter fingerprints the whole plugin, not one domain at a time
-        batch = [i for i in reg.ids() if reg.manifest(i).plugin == domain.manifest.plugin]
+        batch = [i for i in reg.ids()
+                 if reg.catalog.declared(i).plugin == domain.manifest.plugin]
     else:
         batch = ()
     report = DomainReport(domain.id)

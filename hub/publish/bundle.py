@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from rlhub.errors import DomainNotFound, did_you_mean
 from rlhub.hub.publish.card import render_card, slug
 from rlhub.hub.publish.errors import HubError, IntegrityError
+from rlhub.hub.publish.fetching import lock_key
 from rlhub.hub.publish.lock import (
     LOCK_FILE,
     LOCK_VERSION,
@@ -83,7 +84,7 @@ def select(registry: Registry, target: str) -> tuple[str, list[Manifest]]:
     """``(bundle name, manifests)`` for a domain id, a glob, or a plugin name."""
     if "/" in target:
         ids = registry.match([target])
-        plugins = {registry.manifest(i).plugin for i in ids}
+        plugins = {registry.catalog.declared(i).plugin for i in ids}
         if len(ids) == 1 and not any(c in target for c in "*?["):
             return slug(ids[0]), [registry.manifest(ids[0])]
         if len(plugins) != 1:
@@ -92,9 +93,10 @@ def select(registry: Registry, target: str) -> tuple[str, list[Manifest]]:
                 f"{sorted(plugins)}; push each plugin separately"
             )
         return plugins.pop(), [registry.manifest(i) for i in ids]
-    ids = [i for i in registry.ids() if registry.manifest(i).plugin == target]
+    declared = [registry.catalog.declared(i) for i in registry.ids()]  # nothing validated yet
+    ids = [d.id for d in declared if d.plugin == target]
     if not ids:
-        known = {registry.manifest(i).plugin for i in registry.ids()}
+        known = {d.plugin for d in declared}
         raise DomainNotFound(
             did_you_mean(target, known, what="plugin or domain id", listing="rlhub list")
         )
@@ -458,7 +460,10 @@ def verify_bundle(
 def _file_problem(root: Path, rel: str, info: dict[str, Any]) -> str | None:
     """What is wrong with one listed file, or None. A link is never followed, so a bundle can
     neither smuggle in a file from outside itself nor learn its hash from the error."""
-    path = root / safe_relpath(rel)
+    try:
+        path = root / lock_key(rel)
+    except IntegrityError as exc:
+        return str(exc)
     link = _first_link(root, path)
     if link is not None:
         return f"file {rel} is a symbolic link ({link}); a bundle holds regular files only"

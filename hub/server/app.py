@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub import labels
-from rlhub.errors import DomainNotFound, LabelError, RlhubError
+from rlhub.errors import DomainNotFound, LabelError, ManifestError, RlhubError
 from rlhub.failures import of_exception
 from rlhub.hub.server.dedupe import RequestLog
 from rlhub.hub.server.guard import (
@@ -258,15 +258,18 @@ class RewardService:
             return None
         try:
             return self.registry.manifest(domain)
-        except DomainNotFound:
+        except (DomainNotFound, ManifestError):
             return None
 
     def _known_manifest(self, domain: str) -> Any:
-        """The manifest of a task's domain; an unknown one is a 404."""
-        manifest = self._manifest(domain)
-        if manifest is None:
-            raise ApiError(404, f"unknown domain {domain!r}; GET /v1/domains lists them")
-        return manifest
+        """The manifest of a task's domain; an unknown one is a 404, an invalid one (listed,
+        refused on use) a 500 naming the field, as :meth:`_domain` says."""
+        try:
+            return self.registry.manifest(domain)
+        except DomainNotFound:
+            raise ApiError(404, f"unknown domain {domain!r}; GET /v1/domains lists them") from None
+        except ManifestError as exc:
+            raise ApiError(500, str(exc)) from None
 
     async def _verify(self, manifest: Any, task: Task, completion: str) -> Outcome:
         """Verify, repeating an infrastructure failure up to ``infra_retries`` times.
@@ -309,7 +312,10 @@ class RewardService:
     def domains(self) -> list[dict[str, Any]]:
         rows = []
         for domain_id in self.registry.ids():
-            m = self.registry.manifest(domain_id)
+            try:
+                m = self.registry.manifest(domain_id)
+            except ManifestError:  # refused on use, as by every other route
+                continue
             rows.append({**m.summary_row(), "reward_range": list(m.reward_range),
                          "max_turns": m.max_turns, "repair_discount": m.repair_discount,
                          "sandbox": m.data["sandbox"].get("kind", "none")})

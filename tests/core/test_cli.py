@@ -129,6 +129,31 @@ def test_list_all_adds_the_left_out_environments_with_the_reason():
     assert "1 domains from 1 plugins; 1 environments left out" in table
 
 
+FLAWED = "plugin 'flawed', domain 'flawed/bad-v1': field license: 3 is not of type 'string'"
+
+
+def test_a_listed_domain_whose_manifest_is_invalid_is_refused_by_use_and_failed_by_check():
+    listed = json.loads(rlhub("list", "--json", RLHUB_PLUGINS="flawedplug").stdout)
+    assert "flawed/bad-v1" in [r["id"] for r in listed]
+    used = rlhub("sample", "flawed/bad-v1", RLHUB_PLUGINS="flawedplug")
+    assert (used.returncode, used.stdout, used.stderr) == (2, "", f"error: {FLAWED}\n")
+    checked = rlhub("check", "flawed/bad-v1", RLHUB_PLUGINS="flawedplug")
+    assert checked.returncode == 1
+    assert f"FAIL flawed/bad-v1: could not build the domain: {FLAWED}" in checked.stderr
+
+
+def test_list_marks_deferred_domains_and_list_all_describes_them():
+    rows = {r["id"]: r for r in json.loads(rlhub("list", "--json",
+                                                 RLHUB_PLUGINS="flawedplug").stdout)}
+    assert rows["flawed/later-v1"]["deferred"] and not rows["flawed/bad-v1"]["deferred"]
+    table = rlhub("list", RLHUB_PLUGINS="flawedplug", COLUMNS="200").stdout
+    assert "4 domains from 1 plugins; 3 described on first use (`rlhub list --all`" in table
+    full = json.loads(rlhub("list", "--all", "--json", RLHUB_PLUGINS="flawedplug").stdout)
+    assert [(r["id"], r.get("deferred"), r.get("left_out")) for r in full][:3] == [
+        ("flawed/bad-v1", False, None), ("flawed/fine-v1", False, None),
+        ("flawed/later-v1", None, "its env has 2 agent seats")]
+
+
 def leaf_commands():
     import typer.main
 

@@ -6,7 +6,7 @@ import pytest
 import toyplug
 
 from rlhub import Manifest, ManifestError
-from rlhub.manifest import schema
+from rlhub.manifest import listing_problems, schema
 
 
 def test_the_schema_is_draft_2020_12_and_ships_in_the_package():
@@ -55,3 +55,15 @@ def test_an_inverted_reward_range_is_refused():
 def test_a_non_mapping_manifest_is_refused_clearly():
     with pytest.raises(ManifestError, match="domain '<not a mapping>'"):
         Manifest.parse(["not", "a", "dict"], plugin="toy")
+
+
+def test_listing_checks_only_the_listed_fields_and_names_what_it_expected_and_found():
+    raw = toyplug.manifest("x", license=3, reward="anything")
+    assert listing_problems(raw, "toy") == []  # the rest is checked when the domain is used
+    assert listing_problems({**raw, "summary": None, "hackable": "hedge"}, "toy") == [
+        "field summary: expected a string, found None",
+        "field hackable: expected a list of strings, found 'hedge'"]
+    assert listing_problems({**raw, "id": "toy/x"}, "toy") == [
+        "field id: expected '<plugin>/<name>-v<N>', found 'toy/x'"]
+    assert listing_problems({**raw, "scoring": "exact"}, "toy") == [
+        "field scoring: expected a mapping with a 'kind', found 'exact'"]

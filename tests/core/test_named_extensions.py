@@ -14,7 +14,7 @@ import pytest
 import toyplug
 
 from rlhub import ExecRequest, Registry, Scheduler, hookimpl
-from rlhub.errors import SchedulerError
+from rlhub.errors import ManifestError, SchedulerError
 
 
 class Misspelt:
@@ -39,16 +39,21 @@ def test_a_plugins_backend_is_named_by_its_manifest_and_runs_a_job():
         registry.close()
 
 
-def test_a_manifest_naming_an_unknown_backend_is_refused_with_the_nearest_names():
+def test_a_manifest_naming_an_unknown_backend_is_refused_on_use_with_the_nearest_names():
     registry = Registry(autoload=False, plugins=[extendplug, Misspelt()])
-    assert "misspelt/x-v1" not in registry.ids() and "ext/twin-v1" in registry.ids()
-    [error] = [e for e in registry.errors if e.name == "misspelt"]
-    assert "field sandbox.kind: unknown sandbox backend 'twni'; did you mean 'twin'?" in error.cause
+    assert registry.manifest("ext/twin-v1").data["sandbox"]["kind"] == "twin"
+    with pytest.raises(ManifestError) as error:
+        registry.get("misspelt/x-v1")
+    assert str(error.value).startswith(
+        "plugin 'misspelt', domain 'misspelt/x-v1': field sandbox.kind: unknown sandbox backend "
+        "'twni'; did you mean 'twin'?")
 
 
 def test_without_the_plugin_its_backend_name_is_unknown():
     registry = Registry(autoload=False, plugins=[Misspelt()])
-    assert registry.ids() == [] and "twin" not in registry.sandboxes.names()
+    with pytest.raises(ManifestError, match="unknown sandbox backend 'twni'. Run"):
+        registry.manifest("misspelt/x-v1")
+    assert "twin" not in registry.sandboxes.names()
 
 
 def test_a_plugins_strategy_runs_in_the_built_in_scheduler():

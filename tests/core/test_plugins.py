@@ -8,9 +8,11 @@ import subprocess
 import sys
 import textwrap
 
+import flawedplug
 import pytest
 
-from rlhub import DomainNotFound, Registry
+from rlhub import DomainNotFound, ManifestError, Registry
+from rlhub.testing import check_domain
 
 
 def make_dist(root, name, entry_points, modules):
@@ -83,12 +85,82 @@ def test_a_plugin_whose_hook_raises_is_reported_by_name(site):
                                 "RuntimeError: manifest table missing")
 
 
-def test_one_malformed_manifest_does_not_hide_the_plugins_other_domains(site):
+def test_a_malformed_manifest_is_listed_but_refused_on_use_naming_plugin_domain_and_field(site):
     reg = Registry()
-    assert "malformed/ok-v1" in reg.ids() and "malformed/bad-v1" not in reg.ids()
-    msg = next(e.cause for e in reg.errors if e.name == "malformed")
-    assert msg == ("plugin 'malformed', domain 'malformed/bad-v1': field license: "
-                   "3 is not of type 'string'")
+    assert {"malformed/ok-v1", "malformed/bad-v1"} <= set(reg.ids())
+    message = ("plugin 'malformed', domain 'malformed/bad-v1': field license: "
+               "3 is not of type 'string'")
+    with pytest.raises(ManifestError) as err:
+        reg.get("malformed/bad-v1")
+    assert str(err.value) == message
+    with pytest.raises(ManifestError, match="field license"):
+        reg.manifest("malformed/bad-v1")  # refused again, not half-built
+    assert reg.get("malformed/ok-v1").id == "malformed/ok-v1"
+    assert check_domain("malformed/bad-v1", registry=reg) == [
+        f"malformed/bad-v1: could not build the domain: {message}"]
+
+
+def test_a_declaration_that_cannot_be_listed_is_reported_at_discovery(site):
+    make_dist(site, "rlhub-unlisted", {"unlisted": "unlistedplug"}, {"unlistedplug": """
+        from rlhub import hookimpl
+        import toyplug
+
+        @hookimpl
+        def rlhub_domains():
+            return [{**toyplug.manifest("a"), "id": "unlisted/a-v1", "tags": "toy"},
+                    {**toyplug.manifest("b"), "id": "toy/b-v1"}, ["not", "a", "mapping"],
+                    {**toyplug.manifest("c"), "id": "unlisted/c-v1"}]
+    """})
+    reg = Registry()
+    assert [i for i in reg.ids() if i.startswith(("unlisted/", "toy/b"))] == ["unlisted/c-v1"]
+    assert [e.cause for e in reg.errors if e.name == "unlisted"] == [
+        "plugin 'unlisted', domain 'unlisted/a-v1': field tags: expected a list of strings, "
+        "found 'toy'",
+        "plugin 'unlisted', domain 'toy/b-v1': field id: expected the namespace 'unlisted/' of "
+        "plugin 'unlisted'",
+        "plugin 'unlisted', domain '<not a mapping>': field (top level): expected a mapping, "
+        "found list"]
+
+
+def test_a_deferred_domain_is_listed_without_being_described_and_described_once_on_use():
+    flawedplug.DESCRIBED.clear()
+    reg = Registry(plugins=[flawedplug], autoload=False)
+    rows = {row["id"]: row for row in reg.rows()}
+    assert rows["flawed/fine-v1"] == {
+        "id": "flawed/fine-v1", "plugin": "flawed", "distribution": "(registered in code)",
+        "version": "1.0.0", "tags": ["deferred"], "summary": "deferred fine", "scoring": None,
+        "hackable": [], "deferred": True}
+    assert not rows["flawed/bad-v1"]["deferred"] and flawedplug.DESCRIBED == []
+    assert reg.manifest("flawed/fine-v1").tags == ["described"]
+    assert reg.get("flawed/fine-v1").id == "flawed/fine-v1"
+    assert flawedplug.DESCRIBED == ["flawed/fine-v1"]
+
+
+def test_a_deferred_domain_its_plugin_refuses_is_refused_on_use_with_the_reason():
+    reg = Registry(plugins=[flawedplug], autoload=False)
+    with pytest.raises(ManifestError) as err:
+        reg.get("flawed/later-v1")
+    assert str(err.value) == ("plugin 'flawed', domain 'flawed/later-v1': its env has 2 agent "
+                              "seats")
+
+
+def test_a_deferred_description_cannot_claim_another_domains_id():
+    reg = Registry(plugins=[flawedplug], autoload=False)
+    with pytest.raises(ManifestError) as err:
+        reg.manifest("flawed/thief-v1")
+    assert str(err.value) == ("plugin 'flawed', domain 'flawed/thief-v1': field id: expected "
+                              "'flawed/thief-v1' as declared, found 'flawed/fine-v1'")
+
+
+def test_describing_every_deferred_domain_leaves_out_those_that_cannot_be_offered():
+    reg = Registry(plugins=[flawedplug], autoload=False)
+    reg.describe_all()
+    assert reg.ids() == ["flawed/bad-v1", "flawed/fine-v1"]  # bad is not deferred: used, refused
+    assert [(r["id"], r["reason"]) for r in reg.left_out] == [
+        ("flawed/later-v1", "its env has 2 agent seats"),
+        ("flawed/thief-v1", "plugin 'flawed', domain 'flawed/thief-v1': field id: expected "
+                            "'flawed/thief-v1' as declared, found 'flawed/fine-v1'")]
+    assert not any(row["deferred"] for row in reg.rows())
 
 
 def test_blocked_plugins_are_not_loaded(site, monkeypatch):
@@ -138,10 +210,11 @@ def test_domains_are_built_once_and_lazily(monkeypatch):
     assert reg.get("toy/reverse-v1") is reg.get("toy/reverse-v1")
 
 
-HEAVY = ["torch", "sympy", "math_verify", "reasoning_gym", "docker", "transformers", "ray"]
+HEAVY = ["torch", "sympy", "math_verify", "reasoning_gym", "docker", "transformers", "ray",
+         "verifiers", "pydantic", "jsonschema"]  # the last: listing validates no manifest
 
 
-def test_listing_every_domain_imports_no_heavy_library(monkeypatch):
+def test_listing_every_domain_imports_no_heavy_library_and_validates_no_manifest(monkeypatch):
     monkeypatch.setenv("RLHUB_PLUGINS", "toyplug")
     code = textwrap.dedent(f"""
         import json, sys
@@ -220,7 +293,18 @@ def test_derived_files_live_in_rlhub_cache_and_serve_a_fresh_home(tmp_path, monk
         return {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
 
     first = list_in(tmp_path / "one")
-    assert any(name.startswith("valid-manifests-") for name in first) and "vf-envs.json" in first
+    assert "vf-envs.json" in first  # the verifiers bridge's scan of installed environments
     assert not (tmp_path / "one" / "cache").exists()
-    # a second, empty home finds every manifest validated and every environment described
+    # a second, empty home finds every environment scanned
     assert list_in(tmp_path / "two") == first
+
+
+def test_a_domain_file_cannot_declare_itself_deferred_to_run_code(tmp_path):
+    # a pulled environment is data: only an installed plugin's declaration may name a describe
+    (tmp_path / "rows.jsonl").write_text('{"q": "Capital of France?", "a": "Paris"}\n')
+    spec = tmp_path / "caps.yaml"
+    spec.write_text("id: caps/capital-v1\ndataset: rows.jsonl\nverifier: exact\n"
+                    "fields: {prompt: q, answer: a}\ndescribe: 'os:abort'\n")
+    reg = Registry(domain_files=[spec], autoload=False)
+    assert reg.ids() == [] and len(reg.errors) == 1
+    assert "describe" in reg.errors[0].cause and "caps.yaml" in reg.errors[0].distribution

@@ -221,3 +221,24 @@ def _quiet_post(base: str, task: Any) -> None:
                                                "labels": [label_of(task)]}, timeout=700)
     except httpx.HTTPError:
         pass
+
+
+def test_a_label_for_a_listed_domain_whose_manifest_is_invalid_is_refused_not_trained_on():
+    import flawedplug
+    import toyplug
+
+    from rlhub import Registry, Task
+
+    reg = Registry(plugins=[toyplug, flawedplug], autoload=False)
+    task = Task(id="flawed/bad-v1:train:0:0", domain="flawed/bad-v1", prompt="p", answer="a")
+    label = json.dumps({"domain": "flawed/bad-v1", "task": task.to_dict()})
+    with TestClient(create_app(ServerConfig(workers=1), reg)) as c:
+        served = {row["id"] for row in c.get("/v1/domains").json()["domains"]}
+        body = post_reward(c, [("a", label)])
+        item = c.post("/v1/verify", json={"task": task.to_dict(), "completion": "a"}).json()
+    assert "toy/copy-v1" in served and "flawed/bad-v1" not in served
+    assert body["rewards"] == [0.0] and body["extra_logs"]["failure_label"] == [1.0]
+    assert body["extra_logs"]["trainable"] == [0.0]
+    assert item["failure"] == "label" and item["error"].endswith(
+        "cannot be used: plugin 'flawed', domain 'flawed/bad-v1': field license: 3 is not of "
+        "type 'string'")

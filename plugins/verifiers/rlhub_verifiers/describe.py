@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any
 
-from rlhub_verifiers.naming import component, domain_id, version
+from rlhub_verifiers.naming import component, domain_id, summary, version
 from rlhub_verifiers.source import Source, episode_rewards
 
 PROBE_TIMEOUT_S = 120.0
@@ -60,7 +60,7 @@ def manifest(src: dict[str, Any], did: str) -> dict[str, Any]:
     gold = _gold_mode(source, hi)
     return {
         "id": did, "version": version(src["version"]),
-        "summary": (src["summary"] or f"verifiers environment {src['taskset']}")[:300],
+        "summary": summary(src["summary"], src["taskset"]),
         "license": src["license"],
         "tags": ["verifiers", "bridged", "multi-turn" if multi else "single-turn"]
         + (["tools"] if _toolsets(first) else []),

@@ -3,17 +3,24 @@
 An installed verifiers environment is a distribution that requires ``verifiers`` and whose module
 (the distribution name, ``-`` replaced by ``_``: the module ``vf-eval NAME`` imports) exists. Its
 manifest comes from :mod:`rlhub_verifiers.describe`, which imports the environment and verifiers
-(seconds); so descriptions are cached in ``vf-envs.json`` in :func:`rlhub.rlhub_cache`, keyed by the
-distribution's name, version and the size and mtime of its module files, and a new or changed
-environment is described in a child interpreter. ``rlhub list`` therefore never imports verifiers.
+(seconds); so descriptions are cached in ``vf-envs.json`` in :func:`rlhub.rlhub_cache`, keyed by
+:func:`stamp` (the environment, its code and the describer: verifiers' version and this plugin's
+describing code). Listing never describes (:func:`listed`): an environment not described yet is
+declared from its distribution metadata alone, deferred (:mod:`rlhub.catalog`), and described on
+first use by :func:`describe`, which describes every undescribed environment in one child
+interpreter (importing verifiers is most of the cost). ``rlhub list`` never imports verifiers.
 
 The list of distributions is itself cached, keyed by the mtimes of the ``sys.path`` folders
-(installing or removing a distribution changes its folder's mtime), so a listing reads no
-distribution metadata unless something was installed.
+(installing, upgrading or removing a distribution adds or removes entries in its folder, which
+changes the folder's mtime), so a listing reads no distribution metadata unless something was
+installed. The scan keeps a digest of each regular install's ``RECORD`` (the sha256 of every file
+pip installed), so stamping it reads no file; an editable install's code lives outside the
+installation, so its module files are hashed.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -25,14 +32,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rlhub import rlhub_cache
+from rlhub import ManifestError, rlhub_cache
+
+from rlhub_verifiers.naming import domain_id, summary, version
 
 SELF = {"rlhub-verifiers", "rlhub"}
 REQUIRES = re.compile(r"^Requires-Dist:\s*verifiers\s*($|[<>=!~;\[(\s])",
                       re.IGNORECASE | re.MULTILINE)
 MAX_FILES = 2000
+SCAN_FORMAT = "2"  # bump when Source changes, so an older cached scan is not read
+KEPT_SCANS = 8
 DESCRIBE_TIMEOUT_S = 900
-_memo: dict[str, list[dict[str, Any]]] = {}  # by sys.path fingerprint and $RLHUB_HOME
+_memo: dict[str, list[dict[str, Any]]] = {}  # by sys.path fingerprint and $RLHUB_CACHE
+_listed: dict[str, list[dict[str, Any]]] = {}  # likewise; forgotten when something is described
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,7 @@ class Source:
     version: str
     license: str
     summary: str
+    record: str = ""  # sha256 of a regular install's RECORD; empty for an editable install
 
 
 def module_name(taskset: str) -> str:
@@ -68,11 +81,22 @@ def _source(dist: metadata.Distribution) -> Source | None:
     module = module_name(name)
     if importlib.util.find_spec(module) is None:
         return None
-    return Source(name, module, name, dist.version, _license(meta), (meta["Summary"] or "").strip())
+    return Source(name, module, name, dist.version, _license(meta), (meta["Summary"] or "").strip(),
+                  _record_digest(dist))
+
+
+def _record_digest(dist: metadata.Distribution) -> str:
+    """The sha256 of a regular install's RECORD; empty for an editable install (PEP 660: its
+    code is elsewhere, RECORD lists only the hook that finds it) or one without a RECORD."""
+    direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    record = dist.read_text("RECORD")
+    if record is None or direct.get("dir_info", {}).get("editable"):
+        return ""
+    return hashlib.sha256(record.encode()).hexdigest()
 
 
 def _path_fingerprint() -> str:
-    parts = []
+    parts = [SCAN_FORMAT]
     for entry in sys.path:
         try:
             parts.append(f"{entry}:{os.stat(entry or '.').st_mtime_ns}")
@@ -102,15 +126,29 @@ def _module_files(module: str) -> list[Path]:
     return [Path(spec.origin)] if spec.origin else []
 
 
+@functools.cache
+def _describer() -> str:
+    """What describes an environment: verifiers' version and this plugin's describing code."""
+    try:
+        version = metadata.version("verifiers")
+    except metadata.PackageNotFoundError:
+        version = None
+    code = (Path(__file__).parent / "describe.py").read_bytes()
+    return json.dumps([version, hashlib.sha256(code).hexdigest()])
+
+
 def stamp(source: Source) -> str:
-    """Changes whenever the environment's version or code changes."""
-    digest = hashlib.sha256(json.dumps(asdict(source), sort_keys=True).encode())
-    for path in _module_files(source.module):
+    """The cache key of a description: the environment (its taskset id, distribution, version),
+    its code and the describer that produced it. A regular install's code is its RECORD digest
+    (in ``source``); an editable install's module files are hashed by content (not by sizes and
+    times, which a copy keeps while the code changes)."""
+    digest = hashlib.sha256(json.dumps([asdict(source), _describer()], sort_keys=True).encode())
+    for path in [] if source.record else _module_files(source.module):
         try:
-            st = path.stat()
+            content = path.read_bytes()
         except OSError:
             continue
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        digest.update(f"{path}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     return digest.hexdigest()
 
 
@@ -126,12 +164,15 @@ class Cache:
         self.dirty = False
 
     def sources(self) -> list[Source]:
+        """The installed environments, scanned again only when ``sys.path`` changed; the last
+        few scans are kept, since each console script and ``python -c`` has its own path."""
         fingerprint = _path_fingerprint()
-        scan = self.data.get("scan", {})
-        if scan.get("fingerprint") == fingerprint:
-            return [Source(**row) for row in scan["sources"]]
+        scans = self.data.get("scans", {})
+        if fingerprint in scans:
+            return [Source(**row) for row in scans[fingerprint]]
         sources = _scan()
-        self.data["scan"] = {"fingerprint": fingerprint, "sources": [asdict(s) for s in sources]}
+        kept = list(scans.items())[-(KEPT_SCANS - 1):]
+        self.data["scans"] = {**dict(kept), fingerprint: [asdict(s) for s in sources]}
         self.dirty = True
         return sources
 
@@ -147,11 +188,45 @@ class Cache:
             pass  # a read-only home only costs speed
 
 
+def listed() -> list[dict[str, Any]]:
+    """Every installed environment as described (``{"id", "manifest"}`` or ``{"id",
+    "excluded"}``) or, not described yet, ``{"id", "declared"}``: nothing is described here."""
+    key = f"{_path_fingerprint()}:{rlhub_cache()}"
+    if key not in _listed:
+        cache = Cache()
+        known = cache.data.get("described", {})
+        _listed[key] = [known.get(stamp(s)) or {"id": domain_id(s.taskset),
+                                                 "declared": declaration(s)}
+                        for s in cache.sources()]
+        cache.save()  # a new scan
+    return _listed[key]
+
+
+def declaration(source: Source) -> dict[str, Any]:
+    """A deferred declaration of ``source``: what a listing shows, from its metadata alone."""
+    return {"id": domain_id(source.taskset), "version": version(source.version),
+            "summary": summary(source.summary, source.taskset), "tags": ["verifiers", "bridged"],
+            "describe": f"{__name__}:describe"}
+
+
+def describe(declared: dict[str, Any]) -> dict[str, Any]:
+    """The manifest of a deferred environment, describing every undescribed one now;
+    :class:`ManifestError` with the reason when it cannot be a domain."""
+    entry = next((e for e in described() if e["id"] == declared["id"]), None)
+    if entry is None:
+        raise ManifestError("its distribution is no longer installed")
+    if "excluded" in entry:
+        raise ManifestError(entry["excluded"])
+    return dict(entry["manifest"])
+
+
 def described(*, refresh: bool = False) -> list[dict[str, Any]]:
-    """Every installed environment as ``{"id", "manifest"}`` or ``{"id", "excluded"}``."""
+    """Every installed environment as ``{"id", "manifest"}`` or ``{"id", "excluded"}``,
+    describing those not described yet (all in one child interpreter)."""
     key = f"{_path_fingerprint()}:{rlhub_cache()}"
     if key in _memo and not refresh:
         return _memo[key]
+    _listed.clear()
     cache = Cache()
     known = cache.data.setdefault("described", {})
     sources = cache.sources()
@@ -187,6 +262,4 @@ def describe_in_child(sources: list[Source]) -> list[dict[str, Any]]:
 
 
 def _failed(source: Source, reason: str) -> dict[str, Any]:
-    from rlhub_verifiers.naming import domain_id
-
     return {"id": domain_id(source.taskset), "excluded": reason, "cache": False}

@@ -28,3 +28,8 @@ def version(text: str) -> str:
     head = re.match(r"^[0-9]+(\.[0-9]+)*", text)
     rest = re.sub(r"[^A-Za-z0-9.+-]", "", text[head.end():]) if head else ""
     return f"{head.group(0)}-{rest}" if head and rest else (head.group(0) if head else "0")
+
+
+def summary(text: str, taskset: str) -> str:
+    """A distribution's summary as a manifest's (at most 300 characters, never empty)."""
+    return (text.strip() or f"verifiers environment {taskset}")[:300]

@@ -41,6 +41,9 @@ def vf_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def vf_registry(vf_site: Path) -> rlhub.Registry:
+    """The process registry with every test environment described (as ``rlhub list --all``)."""
     plugins.reset()
-    return plugins.registry()
+    registry = plugins.registry()
+    registry.describe_all()
+    return registry
 
