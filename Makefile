@@ -33,11 +33,15 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(OPENENV_VENV)/bin/pip install -q "$(OPENENV)"
 	touch $(STAMP)
 
+# `rlhub train` prints its summary and renders the training run's report (runs/demo/report/);
+# `rlhub report` renders the eval's, which `rlhub eval` wrote inside the run folder.
 demo: setup
 	rm -rf runs/demo  # the demo's own run folder, made anew each time
 	$(BIN)/rlhub train examples/demo.yaml --out runs/demo
 	$(BIN)/rlhub eval --mixture examples/demo.yaml --policy hf:runs/demo/model -n 16 --out runs/demo/eval
 	$(BIN)/rlhub report runs/demo/eval
+	@echo "training report: runs/demo/report/index.html"
+	@echo "eval report:     runs/demo/eval/report/index.html"
 
 test: setup
 	RLHUB_MATH_SEEDS=20 $(BIN)/pytest -q -n 3 --dist loadgroup -m "not slow"

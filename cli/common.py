@@ -1,4 +1,4 @@
-"""Shared CLI plumbing: the registry options, JSON output, and error reporting."""
+"""Shared CLI plumbing: the registry options, JSON and human output, and error reporting."""
 
 from __future__ import annotations
 
@@ -46,6 +46,79 @@ def set_registry_options(domains_file: list[Path] | None, block: list[str] | Non
         REGISTRY_OPTIONS["domain_files"] = list(domains_file)
     if block:
         REGISTRY_OPTIONS["block"] = list(block)
+
+
+# A console writing to a file or a pipe is this wide: rich would otherwise take 80 columns and cut
+# every table to fit; no line of ours comes near it, and nothing is padded to the width.
+UNBOUNDED_WIDTH = 100_000
+
+
+def console(stderr: bool = False) -> Any:
+    """The rich console every command prints human output through (stdout, or stderr).
+
+    On a terminal it wraps to the terminal's width, as rich does. Written to a file or a pipe it
+    never wraps or cuts: a table keeps every column and every cell whole, where rich would fit it
+    into 80 columns and cut the widest cells.
+    """
+    from rich.console import Console
+
+    out = Console(stderr=stderr)
+    if not out.is_terminal:
+        out.width = UNBOUNDED_WIDTH
+    return out
+
+
+def versions() -> dict[str, Any]:
+    """rlhub's version and every installed plugin's name, distribution and version.
+
+    Read from the ``rlhub.plugins`` entry points' distribution metadata: no plugin is imported
+    and no domain is built, so this costs what reading the installed metadata costs.
+    """
+    import platform
+    from importlib import metadata
+
+    from rlhub import __version__
+    from rlhub.plugins import ENTRY_POINT_GROUP
+
+    plugins = [{"name": ep.name, "distribution": ep.dist.name if ep.dist else None,
+                "version": ep.dist.version if ep.dist else None, "module": ep.value}
+               for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    return {"rlhub": __version__, "python": platform.python_version(),
+            "plugins": sorted(plugins, key=lambda p: p["name"])}
+
+
+def print_versions(json_out: bool) -> None:
+    """``rlhub --version [--json]``."""
+    info = versions()
+    if json_out:
+        emit_json(info)
+        return
+    from rich.table import Table
+
+    table = Table("plugin", "distribution", "version", box=None, pad_edge=False)
+    for p in info["plugins"]:
+        table.add_row(p["name"], p["distribution"] or "-", p["version"] or "-")
+    out = console()
+    out.print(f"rlhub {info['rlhub']} (Python {info['python']})", highlight=False)
+    out.print(table if info["plugins"] else "no plugins installed", highlight=False)
+
+
+def render_run_report(run_dir: str, out: str | None = None) -> tuple[str, str]:
+    """Render ``run_dir``'s HTML report; ``(kind, path of index.html)``.
+
+    The folder says which kind of run it is: the trainer's event log or summary make it a
+    training run (:mod:`rlhub.hub.trainer.report`), anything else is read as an eval run
+    (:mod:`rlhub.report`: its trajectories and ``metrics.json``).
+    """
+    from rlhub.hub.trainer.runfolder import is_training_run
+
+    if is_training_run(run_dir):
+        from rlhub.hub.trainer.report import render_training_report
+
+        return "train", render_training_report(run_dir, out)
+    from rlhub.report import render_report
+
+    return "eval", render_report(run_dir, out)
 
 
 def emit_json(value: Any) -> None:

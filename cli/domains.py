@@ -11,17 +11,19 @@ import typer
 
 from rlhub.cli.common import (
     JsonOpt,
+    console,
     emit_json,
     emit_jsonl,
     fail,
     get_registry,
     handle_errors,
+    print_versions,
     set_registry_options,
 )
 
 
 def register(app: typer.Typer) -> None:
-    app.callback()(root)
+    app.callback(invoke_without_command=True)(root)
     app.command("list")(list_domains)
     app.command("show")(show)
     app.command("check")(check)
@@ -31,10 +33,19 @@ def register(app: typer.Typer) -> None:
 
 
 def root(
+    ctx: typer.Context,
     domains_file: list[Path] = typer.Option(None, "--domains-file", help="Data-only domain file."),
     block: list[str] = typer.Option(None, "--block", help="Do not load this plugin (repeatable)."),
+    version: bool = typer.Option(False, "--version", help="Print rlhub's version and the "
+                                 "installed plugins' (without loading them), then exit."),
+    json_out: bool = typer.Option(False, "--json", help="With --version: print it as JSON."),
 ) -> None:
     """Environments and rewards for RL post-training of LLMs."""
+    if version:
+        print_versions(json_out)
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        fail("expected a command (or --version), found none; `rlhub --help` lists the commands")
     set_registry_options(domains_file, block)
 
 
@@ -59,7 +70,6 @@ def list_domains(json_out: bool = JsonOpt,
 
 def _print_listing(reg: Any, rows: list[dict[str, Any]], left: list[dict[str, Any]],
                    all_: bool) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -73,15 +83,15 @@ def _print_listing(reg: Any, rows: list[dict[str, Any]], left: list[dict[str, An
     for r in left:
         table.add_row(escape(r["id"]), r["plugin"], "-", "left out", *(["-"] if marked else []),
                       f"[yellow]{escape(r['reason'])}[/yellow]")
-    console = Console()
-    console.print(table)
+    out = console()
+    out.print(table)
     deferred = sum(r["deferred"] for r in rows)
-    console.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
-                  + (f"; {len(left)} environments left out" if all_ else "")
-                  + (f"; {deferred} described on first use (`rlhub list --all` describes them "
-                     "now)" if deferred else ""))
+    out.print(f"{len(rows)} domains from {len(reg.plugins)} plugins"
+              + (f"; {len(left)} environments left out" if all_ else "")
+              + (f"; {deferred} described on first use (`rlhub list --all` describes them "
+                 "now)" if deferred else ""))
     for err in reg.errors:
-        console.print(f"[red]{escape(str(err))}[/red]")
+        out.print(f"[red]{escape(str(err))}[/red]")
 
 
 @handle_errors
@@ -93,10 +103,9 @@ def show(domain_id: str, json_out: bool = JsonOpt) -> None:
     if json_out:
         emit_json(info)
         return
-    from rich.console import Console
     from rich.syntax import Syntax
 
-    Console().print(Syntax(json.dumps(info, indent=2), "json"))
+    console().print(Syntax(json.dumps(info, indent=2), "json"))
 
 
 @handle_errors

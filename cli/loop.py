@@ -10,12 +10,14 @@ import typer
 
 from rlhub.cli.common import (
     JsonOpt,
+    console,
     emit_json,
     enforce_lock,
     fail,
     get_registry,
     handle_errors,
     json_object,
+    render_run_report,
 )
 
 
@@ -100,7 +102,6 @@ def eval_cmd(
 
 
 def _print_summary(metrics: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Column, Table
 
     k = metrics["overall"]["k"]
@@ -112,9 +113,9 @@ def _print_summary(metrics: dict[str, Any]) -> None:
         table.add_row(domain, str(m["n_tasks"]), str(m["n_samples"]), f"{m['pass@1']:.3f}",
                       *passk, f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
                       f"{m['reward_mean']:.3f}", str(m["infra_failures"]))
-    console = Console(stderr=True)
-    console.print(table)
-    console.print(f"metrics: {metrics['run']['out']}/metrics.json")
+    out = console(stderr=True)
+    out.print(table)
+    out.print(f"metrics: {metrics['run']['out']}/metrics.json")
 
 
 @handle_errors
@@ -140,11 +141,13 @@ def report_cmd(run_dir: str = typer.Argument(..., help="Run directory or URL."),
                out: str = typer.Option(None, "--out", help="Report directory "
                                        "(default RUN_DIR/report)."),
                json_out: bool = JsonOpt) -> None:
-    """Render RUN_DIR's HTML report with PNG plots; prints the path of index.html."""
-    from rlhub.report import render_report
+    """Render RUN_DIR's HTML report with PNG plots; prints the path of index.html.
 
-    path = render_report(run_dir, out)
+    A training run (`rlhub train`) gets held-out before and after, rewards, zero-variance groups
+    and the scheduler's weights over steps; an eval run (`rlhub eval`) pass rates, latency and
+    example trajectories."""
+    kind, path = render_run_report(run_dir, out)
     if json_out:
-        emit_json({"run": run_dir, "index": str(path)})
+        emit_json({"run": run_dir, "kind": kind, "index": str(path)})
     else:
         sys.stdout.write(f"{path}\n")

@@ -53,43 +53,19 @@ def plot(run_dir: Path = typer.Argument(..., help="Run folder holding scheduler.
     target = out or Path(run_dir) / "scheduler_weights.png"
     render(rows, target, top)
     if json_out:
-        steps, lines = series(rows, top)
+        from rlhub.pages import weight_series
+
+        steps, lines = weight_series(rows, top)
         emit_json({"png": str(target), "decisions": len(steps), "lines": list(lines)})
     else:
         typer.echo(str(target))
-
-
-def series(rows: list[dict[str, Any]], top: int) -> tuple[list[int], dict[str, list[float]]]:
-    """Steps and per-domain weight lines; beyond ``top`` domains the rest become one line."""
-    steps = [row["step"] for row in rows]
-    domains = list(dict.fromkeys(d for row in rows for d in row["weights"]))
-    lines = {d: [float(row["weights"].get(d, 0.0)) for row in rows] for d in domains}
-    if len(lines) <= top:
-        return steps, lines
-    ranked = sorted(lines, key=lambda d: max(lines[d]), reverse=True)
-    kept = {d: lines[d] for d in ranked[:top]}
-    rest = ranked[top:]
-    kept[f"other ({len(rest)} domains)"] = [sum(lines[d][i] for d in rest) for i in range(len(steps))]
-    return steps, kept
 
 
 def render(rows: list[dict[str, Any]], target: Path, top: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from rlhub.pages import plot_weights
 
-    steps, lines = series(rows, top)
-    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
-    for name, values in lines.items():
-        ax.plot(steps, values, label=name, linewidth=1.4, drawstyle="steps-post")
-    ax.set_xlabel("step")
-    ax.set_ylabel("weight")
-    ax.set_ylim(bottom=0)
-    ax.set_title(f"domain weights ({len(rows)} decisions)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
     target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target)
-    plt.close(fig)
+    target.write_bytes(plot_weights(rows, top))

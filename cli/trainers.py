@@ -9,6 +9,8 @@ module on the registry the command line works with, and any plugin can add or ta
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rlhub.hookspecs import Trainer, hookimpl
@@ -26,8 +28,18 @@ def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> T
     if backend == "local":
         from rlhub.hub.trainer.local import make_local_trainer
 
-        return make_local_trainer(config, registry)
+        return make_local_trainer(config, registry, progress=stderr_progress())
     return None
+
+
+def stderr_progress() -> Callable[[str], None]:
+    """Print a trainer's progress messages to stderr, each after the seconds since the start."""
+    start = time.perf_counter()
+
+    def say(message: str) -> None:
+        print(f"[{time.perf_counter() - start:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+    return say
 
 
 def wire(registry: Any) -> Any:

@@ -1,7 +1,7 @@
 """``rlhub report RUN_DIR``: a self-contained HTML page with PNG plots of an eval run.
 
-Plots (matplotlib, Agg backend): per-domain reward distributions, first-try versus after-repair
-pass rates (the repair gain), a latency breakdown (generation versus verification per
+Plots (matplotlib, Agg backend): per-domain pass rates with 95% Wilson score intervals, first try
+and after repair (the repair gain), a latency breakdown (generation versus verification per
 trajectory) and trajectory status counts. The page also holds the metrics table and one example
 trajectory per domain. Rewards and pass rates cover the model's own outcomes only; faults of the
 hub (sandbox, verifier, judge, label, policy: :mod:`rlhub.failures`) have their own column and
@@ -12,73 +12,66 @@ line, so an outage never reads as a weak model. Everything is written to ``RUN_D
 from __future__ import annotations
 
 import html
-import io
 import json
 from typing import Any
 
 from rlhub.evaluate import compute_metrics
 from rlhub.failures import is_trainable
+from rlhub.pages import (
+    faults,
+    figure_bytes,
+    figures,
+    height,
+    html_table,
+    page,
+    span,
+    wilson,
+    write_files,
+)
 from rlhub.store import TrajectoryStore
 
 EXAMPLE_CHARS = 1200
-PLOTS = (("rewards.png", "Reward distribution per domain"),
-         ("repair.png", "Pass rate: first try vs after repair"),
+PLOTS = (("passrate.png", "Pass rate per domain: first try and after repair (95% Wilson "
+                          "intervals over tasks)"),
          ("latency.png", "Latency breakdown per trajectory"),
          ("status.png", "Trajectory status counts"))
 
 
-def _figure_bytes(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return buf.getvalue()
+def scored_tasks(rows: list[dict[str, Any]]) -> int:
+    """How many tasks of ``rows`` have at least one outcome that is the model's own."""
+    return len({r["task_id"] for r in rows if is_trainable(r["failure"])})
 
 
-def _height(n: int) -> float:
-    return max(2.5, 0.55 * n + 1.2)
-
-
-def plot_rewards(by_domain: dict[str, list[dict[str, Any]]]) -> bytes:
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    names = list(by_domain)
-    fig, ax = plt.subplots(figsize=(8, _height(len(names))))
-    data = [[float(r["reward"]) for r in by_domain[d] if is_trainable(r["failure"])] or [0.0]
-            for d in names]
-    ax.boxplot(data, vert=False, tick_labels=names, widths=0.5)
-    rng = np.random.default_rng(0)
-    for i, rewards in enumerate(data, 1):
-        ax.scatter(rewards, i + rng.uniform(-0.15, 0.15, len(rewards)), s=12, alpha=0.6,
-                   color="tab:blue")
-    values = [x for rewards in data for x in rewards]
-    ax.set_xlim(min(0.0, *values) - 0.05, max(1.0, *values) + 0.05)
-    ax.invert_yaxis()  # the first domain on top, as in the table
-    ax.set_xlabel("final reward (after repair discount)")
-    return _figure_bytes(fig)
-
-
-def plot_repair(metrics: dict[str, Any]) -> bytes:
+def plot_pass_rates(metrics: dict[str, Any], tasks: dict[str, int]) -> bytes:
+    """Each domain's pass@1 with its Wilson interval over ``tasks[domain]`` tasks: after
+    repair, and first try when any domain repaired an answer."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     names = list(metrics["domains"])
-    first = [metrics["domains"][d]["first_try_pass@1"] for d in names]
-    final = [metrics["domains"][d]["pass@1"] for d in names]
-    y = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(8, _height(len(names))))
-    ax.barh(y - 0.2, first, 0.4, label="first try", color="tab:blue")
-    ax.barh(y + 0.2, final, 0.4, label="after repair", color="tab:orange")
-    for yi, a, b in zip(y, first, final):
-        ax.text(max(a, b) + 0.01, yi, f"{b - a:+.2f}", va="center", fontsize=8)
-    ax.set_yticks(y, names)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 1.15)
-    ax.set_xlabel("pass@1")
-    ax.legend(loc="lower right")
-    return _figure_bytes(fig)
+    series = [("after repair", "pass@1", "tab:orange")]
+    if any(metrics["domains"][d]["repair_gain"] for d in names):
+        series.insert(0, ("first try", "first_try_pass@1", "tab:blue"))
+    fig, ax = plt.subplots(figsize=(8, height(len(names))))
+    offsets = np.linspace(-0.18, 0.18, len(series)) if len(series) > 1 else [0.0]
+    for (label, key, color), dy in zip(series, offsets):
+        rates = [metrics["domains"][d][key] for d in names]
+        spans = [wilson(p, tasks[d]) for p, d in zip(rates, names)]
+        xerr = np.array([[p - lo for p, (lo, _) in zip(rates, spans)],
+                         [hi - p for p, (_, hi) in zip(rates, spans)]])
+        y = np.arange(len(names)) + dy
+        ax.errorbar(rates, y, xerr=xerr, fmt="o", capsize=4, color=color, label=label)
+        for p, yi, (lo, hi) in zip(rates, y, spans):
+            ax.annotate(f"{p:.2f} [{lo:.2f}, {hi:.2f}]", (hi, yi), xytext=(6, 0),
+                        textcoords="offset points", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)), [f"{d} (n={tasks[d]})" for d in names])
+    ax.set_ylim(len(names) - 0.5, -0.5)  # the first domain on top, as in the table
+    ax.set_xlim(0, 1.35)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_xlabel("pass@1 over the model's own outcomes")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    return figure_bytes(fig)
 
 
 def plot_latency(by_domain: dict[str, list[dict[str, Any]]]) -> bytes:
@@ -89,13 +82,13 @@ def plot_latency(by_domain: dict[str, list[dict[str, Any]]]) -> bytes:
     gen = [np.mean([sum(t["gen_s"] or 0 for t in r["turns"]) for r in by_domain[d]]) for d in names]
     ver = [np.mean([sum(t["verify_s"] or 0 for t in r["turns"]) for r in by_domain[d]])
            for d in names]
-    fig, ax = plt.subplots(figsize=(8, _height(len(names))))
+    fig, ax = plt.subplots(figsize=(8, height(len(names))))
     ax.barh(names, gen, label="generate", color="tab:blue")
     ax.barh(names, ver, left=gen, label="verify / environment", color="tab:green")
     ax.invert_yaxis()
     ax.set_xlabel("mean seconds per trajectory (all turns)")
     ax.legend(loc="lower right")
-    return _figure_bytes(fig)
+    return figure_bytes(fig)
 
 
 def plot_status(metrics: dict[str, Any]) -> bytes:
@@ -103,7 +96,7 @@ def plot_status(metrics: dict[str, Any]) -> bytes:
 
     names = list(metrics["domains"])
     statuses = sorted({s for m in metrics["domains"].values() for s in m["status_counts"]})
-    fig, ax = plt.subplots(figsize=(8, _height(len(names))))
+    fig, ax = plt.subplots(figsize=(8, height(len(names))))
     left = [0] * len(names)
     for status in statuses:
         counts = [metrics["domains"][d]["status_counts"].get(status, 0) for d in names]
@@ -112,31 +105,22 @@ def plot_status(metrics: dict[str, Any]) -> bytes:
     ax.invert_yaxis()
     ax.set_xlabel("trajectories")
     ax.legend(loc="lower right", fontsize=8)
-    return _figure_bytes(fig)
+    return figure_bytes(fig)
 
 
-def _table(metrics: dict[str, Any]) -> str:
+def _table(metrics: dict[str, Any], tasks: dict[str, int]) -> str:
     k = metrics["overall"]["k"]
-    head = ("domain", "tasks", "samples", "pass@1", *([f"pass@{k}"] if k > 1 else []),
+    head = ("domain", "tasks", "samples", "pass@1", "95% CI", *([f"pass@{k}"] if k > 1 else []),
             "first try", "repair gain", "reward mean", "reward std", "turns", "infra failures")
     rows = []
     for d, m in metrics["domains"].items():
         passk = [f"{m['pass@k']:.3f}"] if k > 1 else []
-        cells = (d, m["n_tasks"], m["n_samples"], f"{m['pass@1']:.3f}", *passk,
-                 f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
-                 f"{m['reward_mean']:.3f}", f"{m['reward_std']:.3f}", f"{m['turns_mean']:.2f}",
-                 _faults(m["failure_counts"]))
-        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    header = "".join(f"<th>{h}</th>" for h in head)
-    return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def _faults(counts: dict[str, int]) -> str:
-    """``"3 (sandbox 2, judge 1)"``: the faults that are not the model's, by class."""
-    faults = {c: n for c, n in sorted(counts.items()) if not is_trainable(c)}
-    if not faults:
-        return "0"
-    return f"{sum(faults.values())} (" + ", ".join(f"{c} {n}" for c, n in faults.items()) + ")"
+        rows.append((d, m["n_tasks"], m["n_samples"], f"{m['pass@1']:.3f}",
+                     span(*wilson(m["pass@1"], tasks[d])), *passk,
+                     f"{m['first_try_pass@1']:.3f}", f"{m['repair_gain']:+.3f}",
+                     f"{m['reward_mean']:.3f}", f"{m['reward_std']:.3f}", f"{m['turns_mean']:.2f}",
+                     faults(m["failure_counts"])))
+    return html_table(head, rows)
 
 
 def _example(row: dict[str, Any]) -> str:
@@ -152,31 +136,23 @@ def _example(row: dict[str, Any]) -> str:
     return "<div class='example'>" + "".join(parts) + "</div>"
 
 
-STYLE = """body{font-family:sans-serif;margin:2em;max-width:1100px}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
-td:first-child{text-align:left}img{max-width:100%;display:block;margin:1em 0}
-pre{white-space:pre-wrap;background:#f6f6f6;padding:6px;margin:2px 0}
-pre.assistant{background:#eef4ff}"""
-
-
-def render_html(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def render_html(metrics: dict[str, Any], rows: list[dict[str, Any]],
+                tasks: dict[str, int]) -> str:
     run = metrics.get("run", {})
     firsts: dict[str, dict[str, Any]] = {}
     for r in rows:
         firsts.setdefault(r["domain"], r)
-    figures = "".join(f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>"
-                      for name, title in PLOTS)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>rlhub eval report</title>"
-            f"<style>{STYLE}</style></head><body><h1>rlhub eval report</h1>"
-            f"<p>policy <code>{html.escape(str(run.get('policy', '?')))}</code> · "
-            f"{metrics['overall']['n_samples']} trajectories over "
-            f"{metrics['overall']['n_domains']} domains · overall pass@1 "
-            f"{metrics['overall']['pass@1']:.3f} over the model's own outcomes · "
-            f"{metrics['overall']['infra_failures']} infrastructure failures left out "
-            f"(sandbox, verifier, judge, label or policy)</p>{_table(metrics)}{figures}"
-            f"<h2>Example trajectories</h2>{''.join(_example(r) for r in firsts.values())}"
-            f"<h2>Run</h2><pre>{html.escape(json.dumps(run, indent=2, default=str))}</pre>"
-            "</body></html>")
+    o = metrics["overall"]
+    return page("rlhub eval report", (
+        f"<p>policy <code>{html.escape(str(run.get('policy', '?')))}</code> · "
+        f"{o['n_samples']} trajectories over {o['n_domains']} domains · overall pass@1 "
+        f"{o['pass@1']:.3f} over the model's own outcomes · {o['infra_failures']} "
+        "infrastructure failures left out (sandbox, verifier, judge, label or policy)</p>"
+        f"{_table(metrics, tasks)}<p class='note'>95% CI: Wilson score interval of pass@1 over "
+        "the domain's tasks with an outcome of the model's own, each task counted once.</p>"
+        f"{figures(PLOTS)}"
+        f"<h2>Example trajectories</h2>{''.join(_example(r) for r in firsts.values())}"
+        f"<h2>Run</h2><pre>{html.escape(json.dumps(run, indent=2, default=str))}</pre>"))
 
 
 def render_report(run_dir: str, out: str | None = None) -> str:
@@ -198,13 +174,8 @@ def render_report(run_dir: str, out: str | None = None) -> str:
     by_domain: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_domain.setdefault(r["domain"], []).append(r)
-    files = {"rewards.png": plot_rewards(by_domain), "repair.png": plot_repair(metrics),
+    tasks = {d: scored_tasks(rs) for d, rs in by_domain.items()}
+    files = {"passrate.png": plot_pass_rates(metrics, tasks),
              "latency.png": plot_latency(by_domain), "status.png": plot_status(metrics),
-             "index.html": render_html(metrics, rows).encode()}
-    target = TrajectoryStore(out) if out else None
-    fs, base = (target.fs, target.root) if target else (store.fs, store.path("report"))
-    fs.makedirs(base, exist_ok=True)
-    for name, data in files.items():
-        with fs.open(f"{base}/{name}", "wb") as fh:
-            fh.write(data)
-    return f"{base}/index.html"
+             "index.html": render_html(metrics, rows, tasks).encode()}
+    return write_files(store, out, files)

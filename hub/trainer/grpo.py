@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 from rlhub.hub.trainer.heldout import ScoreCache
+from rlhub.hub.trainer.runfolder import job_key
 from rlhub.hub.trainer.text import RowTemperature, render_prompt
 from rlhub.rollout import Trajectory, Turn, initial_messages, kept_score
 from rlhub.task import Task
@@ -159,7 +160,7 @@ class Recorder:
                     verify_s: float) -> Trajectory:
         turn = Turn(0, initial_messages(task), text, kept_score(score), gen_s=self.gen_s,
                     verify_s=verify_s)
-        return Trajectory(task.domain, task, sample, f"{task.id}#step{self.step}/{sample}",
+        return Trajectory(task.domain, task, sample, job_key(task.id, self.step, sample),
                           turns=[turn], reward=float(score.reward), passed=bool(score.passed),
                           first_pass_attempt=0 if score.passed else None,
                           status="passed" if score.passed else "failed", error=score.error,

@@ -35,11 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import TrainerError
 from rlhub.hub.trainer.config import TrainConfig, load_train_config
+from rlhub.hub.trainer.runfolder import SUMMARY
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry
-
-SUMMARY = "summary.json"
 
 
 class LocalTrainer:

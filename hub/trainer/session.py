@@ -19,13 +19,13 @@ from rlhub.hub.trainer.config import TrainConfig, config_signature
 from rlhub.hub.trainer.controls import EventLog, make_controls, set_learning_rate
 from rlhub.hub.trainer.heldout import HeldOut, HeldOutResult, ScoreCache, compare
 from rlhub.hub.trainer.grpo import BatchSource, HubGRPOTrainer, Recorder
+from rlhub.hub.trainer.runfolder import HELDOUT
 from rlhub.hub.trainer.sft import gold_stream, warm_up
 from rlhub.hub.trainer.text import attach_mask_positions, load_saved
 from rlhub.rollout import Trajectory
 from transformers import PrinterCallback, TrainerCallback
 
 POLICY = "builtin:tiny"
-HELDOUT = "heldout.json"  # per-item held-out rewards before and after, for paired statistics
 
 
 class Session:
@@ -87,12 +87,13 @@ class Session:
         return summary
 
     def phase(self, name: str, fn: Any) -> Any:
-        self.owner.progress(f"{name} ...")
+        self.owner.progress(f"{name}: started")
         self.events.event("phase_start", 0, phase=name)
         start = time.perf_counter()
         result = fn()
         self.owner.timed(name, start)
         self.events.event("phase_end", 0, phase=name, seconds=self.owner.timings[name])
+        self.owner.progress(f"{name}: done in {self.owner.timings[name]:.1f} s")
         return result
 
     def _warm_up(self) -> Any:
@@ -123,6 +124,7 @@ class Session:
         greedy = (self.heldout.evaluate(self.model, self.tokenizer, temperature=0.0, samples=1)
                   if h.greedy else None)
         observe_heldout(self, sampled, label, 0)
+        self.owner.progress(f"held-out {label}: mean reward {_mean(sampled.mean())}")
         self.events.event("heldout", 0, label=label, scores=sampled.scores(),
                           mean=sampled.mean(), greedy=greedy.scores() if greedy else None,
                           failures=sampled.failures)
@@ -244,6 +246,10 @@ def observe_heldout(s: Session, result: HeldOutResult, label: str, step: int) ->
             s.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, step)
 
 
+def _mean(value: float | None) -> str:
+    return "n/a (no sample scored)" if value is None else f"{value:.3f}"
+
+
 class StepHooks(TrainerCallback):
     """The hub's side of every GRPO step (see the module docstring)."""
 
@@ -271,6 +277,7 @@ class StepHooks(TrainerCallback):
         self._shifts(step, kw.get("optimizer"), kw.get("lr_scheduler"))
         if step % s.cfg.grpo.log_every == 0:
             self._log(step)
+            s.owner.progress(f"grpo: step {step} of {s.cfg.grpo.steps}")
         if step % s.cfg.grpo.store_every == 0:
             s.flush_store()
         g = s.cfg.grpo
@@ -315,6 +322,7 @@ class StepHooks(TrainerCallback):
         result = s.heldout.evaluate(s.model, s.tokenizer, temperature=s.cfg.grpo.temperature,
                                     samples=h.inrun_samples, items=h.inrun_items)
         observe_heldout(s, result, "inrun", step)
+        s.owner.progress(f"held-out check at step {step}: mean reward {_mean(result.mean())}")
         s.events.event("heldout", step, label="inrun", scores=result.scores(), mean=result.mean(),
                        failures=result.failures)
 

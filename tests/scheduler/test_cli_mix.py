@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rlhub.cli import app
-from rlhub.cli.mix import series
+from rlhub.pages import weight_series as series
 from rlhub.errors import SchedulerError
 from rlhub.scheduler import LOG_NAME, Scheduler, log_weights, read_weights
 
