@@ -22,14 +22,17 @@ MAX_SHOWN = 60_000
 
 
 @functools.lru_cache(maxsize=16)
-def _loaded(project: Project) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    return load(project)
+def _fair_pool(project: Project) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    files, pool = load(project)
+    return files, [t for t in pool if fair(project, files, t)]
 
 
 def project_tasks(project: Project, registry: Any) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The project's files and its bugs whose reference fix the guard accepts (prepared first
+    if need be; read and checked once per process)."""
     if not prepared(project):
         prepare(project, registry.workspaces)
-    return _loaded(project)
+    return _fair_pool(project)
 
 
 def _test_source(files: dict[str, str], test: str) -> str:
@@ -57,7 +60,6 @@ def fair(project: Project, files: dict[str, str], task: dict[str, Any]) -> bool:
 def make(project: Project, kind: str, rng: random.Random, split: str, index: int,
          registry: Any) -> Made:
     files, pool = project_tasks(project, registry)
-    pool = [t for t in pool if fair(project, files, t)]
     chosen = [t for i, t in enumerate(pool) if len(pool) < 2 or i % 2 == (split != "train")]
     task = rng.choice(chosen)
     start, end, text = task["edit"]
