@@ -175,22 +175,10 @@ class RayWorkspaces:
         return {**self.node_info, "backend": self.name, "actors": len(self.actors)}
 
     def close(self) -> None:
-        import shutil
-
-        import ray
+        from rlhub.sandbox.ray_backend import end_actors
 
         with self.lock:
             if self.closed:
                 return
             self.closed = True
-        if ray.is_initialized():
-            for actor in self.actors:
-                try:
-                    ray.get(actor.shutdown.remote(), timeout=30)
-                    ray.kill(actor)
-                except Exception:  # noqa: BLE001 - already dead
-                    pass
-            if self.owns_ray:
-                ray.shutdown()
-        if self.temp_dir:
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
+        end_actors(self.actors, "shutdown", 30, self.owns_ray, self.temp_dir)
