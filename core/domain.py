@@ -89,6 +89,17 @@ class Episode:
         with it, finished or not (Gymnasium's ``env.close``). Closing twice is harmless."""
 
 
+def close_episode(episode: Any) -> None:
+    """``episode.close()`` when it has one (an episode that does not subclass :class:`Episode`
+    may not); a failure to release is swallowed: it never changes what the episode scored."""
+    close = getattr(episode, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - a failed release does not change a score
+            pass
+
+
 def repair_message(score: Score) -> str:
     """The user message that asks for a repair after a failed attempt."""
     detail = score.feedback or score.error or "The answer was not accepted."

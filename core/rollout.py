@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from rlhub.domain import close_episode
 from rlhub.failures import is_trainable, of_exception
 from rlhub.policy.protocol import Conversation, Generation, generate_detailed
 from rlhub.task import Score, Task
@@ -230,7 +231,7 @@ class Rollout:
         try:
             await self._turns(traj, episode)
         finally:
-            await asyncio.get_running_loop().run_in_executor(self.executor, _close, episode)
+            await asyncio.get_running_loop().run_in_executor(self.executor, close_episode, episode)
 
     async def _turns(self, traj: Trajectory, episode: Any) -> None:
         history: Conversation = []
@@ -299,15 +300,6 @@ class Rollout:
             traj.failure = trajectory_failure(traj.turns)
         if not is_trainable(traj.failure):
             traj.passed = False
-
-
-def _close(episode: Any) -> None:
-    close = getattr(episode, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:  # noqa: BLE001 - a failed release does not change the trajectory
-            pass
 
 
 def _tool_specs(domain: Any) -> list[dict[str, Any]] | None:
@@ -383,5 +375,5 @@ def replay(domain: Any, task: Task, completions: list[str]) -> list[Any]:
             if result.done:
                 break
     finally:
-        _close(episode)
+        close_episode(episode)
     return results

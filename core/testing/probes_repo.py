@@ -25,7 +25,7 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
-from rlhub.domain import Domain
+from rlhub.domain import Domain, close_episode
 from rlhub.task import Task
 from rlhub.testing.probes import Probe, ProbeReport, judge_probe
 
@@ -196,9 +196,7 @@ def hidden_leak(domain: Domain, task: Task) -> list[str]:
     try:
         result = episode.step(call)
     finally:
-        close = getattr(episode, "close", None)
-        if close:
-            close()
+        close_episode(episode)
     seen = (result.observation or "") + "".join(str(m.get("content")) for m in result.messages)
     leaked = [p for p, text in hidden.items() if text.strip() and text.strip()[:200] in seen]
     return [f"{domain.id}: an episode found the hidden test file {p} of task {task.id}"

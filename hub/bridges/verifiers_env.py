@@ -122,6 +122,7 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
     """Each task played as an rlhub episode; see the module docstring."""
 
     async def run(self, task: RlhubTask, agents: Any) -> None:
+        from rlhub.domain import close_episode
         from rlhub.rollout import final_reward
 
         registry = entry_registry()
@@ -140,9 +141,7 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
                         break
                     segment = await interaction.turn(result.observation)
         finally:  # an episode may hold a workspace
-            close = getattr(episode, "close", None)
-            if close is not None:
-                await asyncio.to_thread(close)
+            await asyncio.to_thread(close_episode, episode)
         _raise_fault(turns)
         lo, _ = domain.manifest.reward_range
         reward, passed, _ = final_reward(turns, lo, domain.manifest.repair_discount)

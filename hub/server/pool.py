@@ -31,6 +31,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from rlhub.domain import close_episode
 from rlhub.failures import of_exception
 from rlhub.rollout import Turn, apply_step, final_reward
 from rlhub.task import Score, Task
@@ -76,7 +77,7 @@ class EpisodeRunner:
         self.lo, self.hi = lo, hi
         self.discount = domain.manifest.repair_discount
         self.max_turns = max(1, domain.manifest.max_turns)
-        self._close = getattr(self.episode, "close", None)
+        self.closed = False
 
     def step(self, completion: str) -> dict[str, Any]:
         """Score one completion; see the class docstring for ``reward``."""
@@ -102,12 +103,9 @@ class EpisodeRunner:
 
     def close(self) -> None:
         """Release the episode's resources (its workspace, say); once, whatever ends it."""
-        close, self._close = getattr(self, "_close", None), None
-        if close is not None:
-            try:
-                close()
-            except Exception:  # noqa: BLE001 - a failed release does not change the answer
-                pass
+        if not self.closed:
+            self.closed = True
+            close_episode(self.episode)
 
     def _crashed(self, turn: Turn, started: float) -> dict[str, Any]:
         self.turns.append(turn)
