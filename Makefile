@@ -51,7 +51,8 @@ test-slow: setup
 	$(BIN)/pytest -q -n 3 --dist loadgroup -m slow
 
 bench: setup
-	for b in discovery verifiers sandbox server scheduler; do $(BIN)/python bench/$$b.py || exit 1; done
+	for b in discovery verifiers sandbox server scheduler dataset_memory; do $(BIN)/python bench/$$b.py > /dev/null || exit 1; done
+	$(BIN)/python bench/render.py
 
 clean:
 	rm -rf $(VENV) $(OPENENV_VENV) runs

@@ -28,6 +28,12 @@ def summary(seconds: list[float]) -> dict[str, float]:
             "p99_ms": p99 * 1e3, "mean_ms": statistics.fmean(ordered) * 1e3}
 
 
+def ratio(value: float, target: float, *, at_most: bool = False) -> str:
+    """``value`` as a ratio with its target and whether it is met (``at_most``: lower is better)."""
+    met = value <= target if at_most else value >= target
+    return f"{value:.2f}× (target {'≤' if at_most else '≥'} {target:g}×: {'met' if met else 'not met'})"
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     return {"cpus": os.cpu_count(), "memory_gib": _memory_gib(), "python": platform.python_version(),
@@ -41,8 +47,14 @@ def _memory_gib() -> float | None:
         return None
 
 
-def emit(result: dict[str, Any]) -> None:
-    """Print ``result`` as JSON and keep it under ``bench/results/<result["bench"]>.json``."""
+Row = tuple[str, str, str]  # what was measured, the figure, its baseline or target
+
+
+def emit(result: dict[str, Any], table: list[Row], note: str = "") -> None:
+    """Print ``result`` as JSON and keep it under ``bench/results/<result["bench"]>.json``
+    with the rows BENCHMARKS.md shows (``table``: what, figure, baseline or target, composed by
+    the bench that knows what its figures mean) and a ``note`` saying what they show."""
+    result = {**result, "table": [list(row) for row in table], "note": note}
     json.dump(result, sys.stdout, indent=2, default=float)
     sys.stdout.write("\n")
     if os.environ.get("RLHUB_BENCH_NO_SAVE"):

@@ -22,9 +22,10 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import emit, summary  # noqa: E402
+from _util import Row, emit, ratio, summary  # noqa: E402
 
 BIN = Path(sys.executable).parent
 GENERATED = 1000
@@ -123,7 +124,24 @@ def main() -> None:
                  f"list_{GENERATED}": (rlhub, big, False), f"first_{GENERATED}": (rlhub, big, True)}
         run(cases, 1)  # warm: bytecode, the page cache and each home's caches, not the processes
         seen = run(cases, args.runs)
-    emit({"bench": "discovery", "runs": args.runs, **figures(seen)})
+    result = figures(seen)
+    emit({"bench": "discovery", "runs": args.runs, **result}, table(result))
+
+
+def table(result: dict[str, Any]) -> list[Row]:
+    base = result["import_pluggy"]
+    rows = []
+    for name, what in [("list", "`rlhub list --json`"),
+                       ("first", "`rlhub list --json`, first listing on a fresh home"),
+                       (f"list_{GENERATED}", f"`rlhub list --json` with {GENERATED:,} more domains"),
+                       (f"first_{GENERATED}", f"first listing with {GENERATED:,} more domains")]:
+        row = result[name]
+        rows.append((f"{what}: {row['domains']} domains",
+                     f"{row['wall']['median_ms']:.0f} ms wall, {row['cpu']['median_ms']:.0f} ms CPU",
+                     f"`python -c \"import pluggy\"` {base['wall']['median_ms']:.0f} ms wall, "
+                     f"{base['cpu']['median_ms']:.0f} ms CPU; CPU ratio "
+                     + ratio(row["ratio_cpu"], row["target_ratio"], at_most=True)))
+    return rows
 
 
 if __name__ == "__main__":

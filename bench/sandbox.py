@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import emit  # noqa: E402
+from _util import Row, emit  # noqa: E402
 from sandbox_languages import bench_languages  # noqa: E402
 
 JOB = "print(1)"
@@ -365,7 +365,39 @@ def main() -> None:
         report["languages"] = per_language(args.language_pairs, not args.no_docker)
     report["targets"] = targets(report)
     report["load_avg_after"] = os.getloadavg()
-    emit(report)
+    emit(report, table(report), "Every protection is on in every measured backend unless a row "
+         "turns one off. The warm pools keep interpreters started, so a job costs a fork and a "
+         "message, where the baseline starts a process per job.")
+
+
+BASELINES = {"local": "spawning `python -I -S` per job", "docker": "`docker exec` per job"}
+
+
+def table(report: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    goals = report["targets"]["goals"]
+    for name, (base_key, _) in GOALS.items():
+        section = report.get(name, {})
+        for level, pair_ in ((k, v) for k, v in section.items() if k in ("c1", "c2")):
+            goal = goals[name].get(level, list(goals[name].values())[-1])
+            rows.append((f"{name} sandbox, trivial Python job, concurrency {level[1:]}",
+                         f"{pair_[name]['jobs_per_s']:.0f} jobs/s, p50 {pair_[name]['p50_ms']:.1f} ms",
+                         f"{BASELINES[name]}: {pair_[base_key]['jobs_per_s']:.0f} jobs/s; ratio "
+                         f"{pair_['ratio']:.2f}× (rounds {min(pair_['round_ratios'])}–"
+                         f"{max(pair_['round_ratios'])}; target ≥ {goal:g}×: "
+                         f"{'met' if pair_['ratio'] >= goal else 'not met'})"))
+        for toggle, cost in section.get("protection_costs", {}).items():
+            rows.append((f"{name} sandbox, per-job cost of `{toggle}`",
+                         f"{cost['per_job_ms']:+.3f} ms per job (p50 {cost['p50_delta_ms']:+.3f} ms)",
+                         "the same backend with it turned off, interleaved"))
+    for backend, langs in report.get("languages", {}).items():
+        for lang, v in sorted((k, v) for k, v in langs.items() if "skipped" not in v):
+            rows.append((f"{backend} sandbox, hello world in {lang}",
+                         f"{v['sandbox_ms']:.0f} ms" + (f" (compiling {v['compile_ms']:.0f} ms)"
+                                                        if v["compile_ms"] else ""),
+                         f"the toolchain run directly: {v['direct_ms']:.0f} ms (the sandbox "
+                         f"takes {1 / v['speedup_vs_direct']:.2f}× its time)"))
+    return rows
 
 
 def per_language(pairs: int, docker: bool) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import emit, summary
+from _util import Row, emit, ratio, summary
 from rlhub import registry
 from rlhub.hub.openrlhf.export import label_of
 from rlhub.hub.server.process import ServerProcess
@@ -117,7 +117,7 @@ def main() -> None:
     local = asyncio.run(in_process(work, args.workers, args.concurrency))
     mismatched = sum(1 for a, b in zip(http["rewards"], local["rewards"]) if a != b)
     failures = len(http["problems"]) + mismatched
-    emit({
+    result = {
         "bench": "server", "requests": args.n, "concurrency": args.concurrency,
         "workers": args.workers, "cpus": os.cpu_count(), "domains": list(DOMAINS),
         "new_connection_per_request": True,
@@ -127,7 +127,18 @@ def main() -> None:
         "in_process": {"req_s": local["req_s"], "wall_s": local["wall_s"]},
         "ratio": http["req_s"] / local["req_s"], "target_ratio": 0.5,
         "pass_rate": sum(r == 1.0 for r in local["rewards"]) / len(work),
-    })
+    }
+    emit(result, table(result))
+
+
+def table(r: dict[str, Any]) -> list[Row]:
+    s = r["server"]
+    return [(f"`rlhub serve` /get_reward over HTTP, {r['requests']} requests at concurrency "
+             f"{r['concurrency']}, {r['workers']} workers, a new connection per request",
+             f"{s['req_s']:.0f} req/s, p50 {s['p50_ms']:.1f} ms, p99 {s['p99_ms']:.1f} ms, "
+             f"{s['failures']} failures",
+             f"the same verifications in process: {r['in_process']['req_s']:.0f} req/s; "
+             + ratio(r["ratio"], r["target_ratio"]))]
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = (),
     if installed:
         pins = project_pins(project_lock_path()) if pins is None else pins
         roots += [c.install.folder / "domains" for c in choices(rlhub_home(), pins)
-                  if c.install is not None]
+                  if c.install is not None and (c.install.folder / "domains").is_dir()]
     files: list[Path] = []
     for root in roots:
         files += sorted(root.glob("*.yaml")) + sorted(root.glob("*.yml")) if root.is_dir() else [root]
