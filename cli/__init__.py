@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import typer
 
-from rlhub.cli import domains, hubcmd, loop, mix, policy, sandbox, serve, train
+from rlhub.cli import domains, hubcmd, loop, mix, policy, sandbox, serve, train, workspaces
 
 # Area modules, each exposing register(app); this order is the --help order.
-AREAS = (domains, loop, serve, hubcmd, train, sandbox, policy, mix)
+AREAS = (domains, loop, serve, hubcmd, train, sandbox, workspaces, policy, mix)
 
 app = typer.Typer(
     name="rlhub",
@@ -26,6 +26,34 @@ for _area in AREAS:
     _area.register(app)
 
 
+def plugin_commands(target: typer.Typer) -> None:
+    """Mount the command groups plugins declare (``rlhub_commands``); a broken one is reported
+    and left out, the rest of the command line keeps working."""
+    import sys
+
+    from rlhub.plugins import registry
+    from rlhub.refs import load_object
+
+    taken = {g.name for g in target.registered_groups} | {
+        c.name or (c.callback.__name__ if c.callback else "") for c in target.registered_commands}
+    try:
+        refs = registry().named("rlhub_commands")
+    except Exception as exc:  # noqa: BLE001 - a plugin's hook must not break the command line
+        print(f"rlhub: plugin commands not loaded: {exc}", file=sys.stderr)
+        return
+    for name, ref in sorted(refs.items()):
+        if name in taken:
+            print(f"rlhub: plugin command group {name!r} ({ref}) clashes with a built-in one; "
+                  "left out", file=sys.stderr)
+            continue
+        try:
+            target.add_typer(load_object(ref), name=name)
+        except Exception as exc:  # noqa: BLE001
+            print(f"rlhub: plugin command group {name!r} ({ref}) failed to load: {exc}",
+                  file=sys.stderr)
+
+
 def main() -> None:
     """Console-script entry point."""
+    plugin_commands(app)
     app()

@@ -17,6 +17,13 @@ SANDBOX_BACKENDS = {
     "ray": "rlhub.sandbox.ray_backend:RayBackend",
 }
 
+# rlhub's own workspace backends: name -> class called with the options.
+WORKSPACE_BACKENDS = {
+    "docker": "rlhub.sandbox.ws_docker:DockerWorkspaces",
+    "local": "rlhub.sandbox.ws_local:LocalWorkspaces",
+    "ray": "rlhub.sandbox.ws_ray:RayWorkspaces",
+}
+
 
 @hookimpl(trylast=True)
 def rlhub_verifiers() -> dict[str, str]:
@@ -45,6 +52,11 @@ def rlhub_sandbox_languages() -> dict[str, dict[str, Any]]:
     from rlhub.sandbox.languages import builtin_table
 
     return builtin_table()
+
+
+@hookimpl(trylast=True)
+def rlhub_workspace_backends() -> dict[str, str]:
+    return dict(WORKSPACE_BACKENDS)
 
 
 @hookimpl(trylast=True)

@@ -49,12 +49,18 @@ class Verdict:
 
 @dataclass
 class StepResult:
-    """One environment step: the next observation (None when done), the turn's score, done flag."""
+    """One environment step: the next observation (None when done), the turn's score, done flag.
+
+    ``messages`` is set on a turn that called tools (:mod:`rlhub.tools`): the assistant's message
+    as the episode read it (its ``tool_calls``, ids ``call_<turn>_<k>``), then one ``tool``
+    message per call with its result. Chat consumers append these instead of the observation,
+    which holds the same results as text for consumers that only speak text."""
 
     observation: str | None
     score: Score
     done: bool
     info: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Episode:
@@ -77,6 +83,21 @@ class Episode:
                 or self.turn >= self.domain.manifest.max_turns)
         observation = None if done else repair_message(score)
         return StepResult(observation, score, done)
+
+    def close(self) -> None:
+        """Release what the episode holds (a workspace, say); called once its driver is done
+        with it, finished or not (Gymnasium's ``env.close``). Closing twice is harmless."""
+
+
+def close_episode(episode: Any) -> None:
+    """``episode.close()`` when it has one (an episode that does not subclass :class:`Episode`
+    may not); a failure to release is swallowed: it never changes what the episode scored."""
+    close = getattr(episode, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - a failed release does not change a score
+            pass
 
 
 def repair_message(score: Score) -> str:
@@ -194,6 +215,11 @@ class Domain:
                      verdict.error, verdict.exec, failure)
 
     # -- multi-turn --------------------------------------------------------------------------
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The tools this domain's episodes accept, in OpenAI's ``tools`` form (none here);
+        policies with a tools API receive them with every turn (:mod:`rlhub.tools`)."""
+        return []
 
     def start(self, task: Task) -> Episode:
         """Begin an episode on ``task``; multi-turn domains return their own Episode subclass."""

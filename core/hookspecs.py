@@ -91,6 +91,33 @@ def rlhub_sandbox_backends() -> dict[str, str]:
 
 
 @hookspec
+def rlhub_workspace_backends() -> dict[str, str]:
+    """Declare workspace backends (stateful sandboxes for episodes) by name.
+
+    :return: A mapping from backend name (``"local"``, ``"docker"``, ...) to a lazy
+        ``"module:attr"`` reference to a class called as ``cls(**options)`` that has the
+        :class:`rlhub.sandbox.workspaces.WorkspaceBackend` methods (``open``, ``info``,
+        ``close``). The names are what ``$RLHUB_WORKSPACES`` and a domain's
+        ``params.workspace_backend`` accept; a plugin's name overrides a built-in.
+
+    Who implements: rlhub itself (``local``, ``docker``, ``ray``) and any plugin adding a backend.
+    When called: once per registry, when a workspace backend is first started.
+    """
+
+
+@hookspec
+def rlhub_commands() -> dict[str, str]:
+    """Declare command groups a plugin adds to the ``rlhub`` command line.
+
+    :return: A mapping from a group name (``rlhub NAME ...``) to a lazy ``"module:attr"``
+        reference to a ``typer.Typer`` app. A name the command line already has is refused.
+
+    Who implements: plugins with their own commands (``rlhub swe prepare``). When called: once,
+    when ``rlhub`` starts; the apps are imported then, so keep their modules light.
+    """
+
+
+@hookspec
 def rlhub_sandbox_languages() -> dict[str, dict[str, Any]]:
     """Declare the languages sandbox jobs may be written in.
 

@@ -50,6 +50,7 @@ from rlhub.refs import load_object
 if TYPE_CHECKING:
     from rlhub.installs import Pin
     from rlhub.sandbox import Backend, Sandboxes
+    from rlhub.sandbox.workspaces import WorkspaceBackend, Workspaces
     from rlhub.sandbox.languages import Languages
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
@@ -148,6 +149,7 @@ class Registry:
         self._languages: Languages | None = None
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
+        self._workspaces: Workspaces | None = None
         self._default_sandbox = sandbox
         self.versions = versions
         self._policy: Policy | None = None
@@ -427,6 +429,10 @@ class Registry:
         """Every sandbox backend: ``{name: "module:attr"}``."""
         return self.named("rlhub_sandbox_backends")
 
+    def workspace_refs(self) -> dict[str, str]:
+        """Every workspace backend: ``{name: "module:attr"}``."""
+        return self.named("rlhub_workspace_backends")
+
     def languages(self) -> Languages:
         """Every sandbox language (:class:`rlhub.sandbox.languages.Languages`): what each
         plugin's ``rlhub_sandbox_languages()`` declares, plugins overriding the built-ins;
@@ -477,6 +483,26 @@ class Registry:
                                             self._default_sandbox)
             return self._sandboxes
 
+    @property
+    def workspaces(self) -> Workspaces:
+        """This registry's workspace backends (:class:`rlhub.sandbox.workspaces.Workspaces`)."""
+        with self._services_lock:
+            if self._workspaces is None:
+                from rlhub.sandbox.workspaces import Workspaces
+
+                self._workspaces = Workspaces(self._make_workspaces,
+                                              lambda: list(self.workspace_refs()))
+            return self._workspaces
+
+    def _make_workspaces(self, name: str, options: dict[str, Any]) -> WorkspaceBackend | None:
+        from rlhub.errors import SandboxError
+
+        ref = self.workspace_refs().get(name)
+        if ref is None:
+            return None
+        with boundary(SandboxError, f"workspace backend {name!r} ({ref})"):
+            return load_object(ref)(**options)
+
     def sandbox(self, name: str | None = None, **options: Any) -> Backend:
         """The sandbox backend ``name`` (default: this registry's), started on first use."""
         return self.sandboxes.get(name, **options)
@@ -504,7 +530,9 @@ class Registry:
         return domain_provenance(manifest, self.verifier_refs(), self.versions)
 
     def close(self) -> None:
-        """Stop the sandbox backends this registry started."""
+        """Stop the sandbox and workspace backends this registry started."""
+        if self._workspaces is not None:
+            self._workspaces.close()
         if self._sandboxes is not None:
             self._sandboxes.close()
 

@@ -2,7 +2,11 @@
 
 One rollout plays one :class:`~rlhub.domain.Episode`: the policy answers the conversation, the
 episode scores the answer, and while it is not done its observation (the verifier's feedback, or a
-tool's output) goes back to the policy as a user message, up to the domain's ``max_turns``.
+tool's output) goes back to the policy as a user message, up to the domain's ``max_turns``. A
+domain with tools (:meth:`~rlhub.domain.Domain.tool_specs`) offers them to the policy each turn;
+a turn that calls them continues the conversation with the step's ``messages`` instead (the
+assistant's ``tool_calls`` and one ``tool`` result per call, :mod:`rlhub.tools`), and the turn's
+completion is kept in the canonical text form of its content and calls.
 
 The trajectory's reward comes from its last *attempt* (a turn whose ``StepResult.info`` does not
 say ``"attempt": False``; tool calls of agentic episodes say so). When that attempt is repair
@@ -34,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from rlhub.domain import close_episode
 from rlhub.failures import is_trainable, of_exception
 from rlhub.policy.protocol import Conversation, Generation, generate_detailed
 from rlhub.task import Score, Task
@@ -202,6 +207,7 @@ class Rollout:
         self.discount = manifest.repair_discount
         self.max_turns = max(1, manifest.max_turns)
         self.verify_timeout_s = manifest.verify_deadline_s
+        self.tools = _tool_specs(job.domain)
 
     async def run(self) -> Trajectory:
         job = self.job
@@ -222,6 +228,12 @@ class Rollout:
             traj.status, traj.error = "env_error", f"start() raised {type(exc).__name__}: {exc}"
             traj.failure = of_exception(exc)
             return
+        try:
+            await self._turns(traj, episode)
+        finally:
+            await asyncio.get_running_loop().run_in_executor(self.executor, close_episode, episode)
+
+    async def _turns(self, traj: Trajectory, episode: Any) -> None:
         history: Conversation = []
         new = initial_messages(self.job.task)
         for index in range(self.max_turns):
@@ -231,28 +243,34 @@ class Rollout:
             if turn.status != "ok":
                 traj.status, traj.error = _trajectory_status(turn), turn.score.error
                 return
-            done = await self._step(episode, turn)
+            done, messages = await self._step(episode, turn)
             if turn.status != "ok":
                 traj.status, traj.error = turn.status, turn.score.error
                 return
             if done:
                 return
-            history.append({"role": "assistant", "content": turn.completion or ""})
-            new = [{"role": "user", "content": turn.observation or ""}]
+            if messages:  # a tool turn: the assistant's calls, then their results
+                history.append(messages[0])
+                new = messages[1:]
+            else:
+                history.append({"role": "assistant", "content": turn.completion or ""})
+                new = [{"role": "user", "content": turn.observation or ""}]
 
     async def _turn(self, index: int, new: Conversation, history: Conversation) -> Turn:
-        gen: Generation = (await generate_detailed(self.policy, [list(history)], **self.sampling))[0]
+        gen: Generation = (await generate_detailed(self.policy, [list(history)], tools=self.tools,
+                                                   **self.sampling))[0]
         turn = Turn(index, [dict(m) for m in new], None, Score(self.lo), gen_s=gen.latency_s,
                     finish_reason=gen.finish_reason, prompt_tokens=gen.prompt_tokens,
                     completion_tokens=gen.completion_tokens, gen_attempts=gen.attempts)
         if gen.error is not None or gen.text is None:
             turn.end("policy_error", gen.error or "policy returned no text", "policy")
         else:
-            turn.completion = clean_text(gen.text)
+            turn.completion = clean_text(gen.completion() or "")
         return turn
 
-    async def _step(self, episode: Any, turn: Turn) -> bool:
-        """Score ``turn`` with the episode; True when the episode is done."""
+    async def _step(self, episode: Any, turn: Turn) -> tuple[bool, Conversation]:
+        """Score ``turn`` with the episode: whether the episode is done, and the messages the
+        step adds to the conversation when the turn called tools."""
         loop = asyncio.get_running_loop()
         start = time.perf_counter()
         try:
@@ -264,12 +282,13 @@ class Rollout:
             turn.verify_s = time.perf_counter() - start
             turn.end("verify_timeout",
                      f"episode.step did not return within {self.verify_timeout_s:g} s", "verifier")
-            return True
+            return True, []
         except Exception as exc:  # noqa: BLE001 - an episode crash is data
             turn.verify_s = time.perf_counter() - start
             turn.end("env_error", f"step() raised {type(exc).__name__}: {exc}", of_exception(exc))
-            return True
-        return bool(result.done) or result.observation is None
+            return True, []
+        messages = [dict(m) for m in getattr(result, "messages", None) or []]
+        return bool(result.done) or result.observation is None, _jsonable(messages) or []
 
     def _finish(self, traj: Trajectory) -> None:
         reward, passed, first = final_reward(traj.turns, self.lo, self.discount)
@@ -281,6 +300,14 @@ class Rollout:
             traj.failure = trajectory_failure(traj.turns)
         if not is_trainable(traj.failure):
             traj.passed = False
+
+
+def _tool_specs(domain: Any) -> list[dict[str, Any]] | None:
+    """The domain's tools for the policy, or None (a domain that cannot say offers none)."""
+    try:
+        return list(domain.tool_specs()) or None
+    except Exception:  # noqa: BLE001 - a broken tools declaration must not stop the run
+        return None
 
 
 def _timed_step(episode: Any, completion: str | None) -> tuple[Any, float]:
@@ -341,9 +368,12 @@ def replay(domain: Any, task: Task, completions: list[str]) -> list[Any]:
     """The episode's step results for stored ``completions``, in order (used by ``reverify``)."""
     episode = domain.start(task)
     results = []
-    for completion in completions:
-        result = episode.step(completion)
-        results.append(result)
-        if result.done:
-            break
+    try:
+        for completion in completions:
+            result = episode.step(completion)
+            results.append(result)
+            if result.done:
+                break
+    finally:
+        close_episode(episode)
     return results

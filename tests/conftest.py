@@ -42,11 +42,16 @@ SERIAL = ("tests/sandbox/", "tests/hub/test_server_ray.py", "tests/hub/test_open
 # Modules whose module-scoped fixture is a whole run (a mixed eval, a served environment) keep
 # their tests on one worker, so the fixture is built once rather than once per worker.
 ONE_WORKER = ("tests/bridges/test_mixed_runs.py", "plugins/openenv/tests/test_openenv_bridge.py")
+# rlhub-swe's tests join the swe contract checks (tests/test_contract_all.py): the real project
+# they grade is fetched and validated once per session's cache, on that one worker.
+SWE = "plugins/swe/tests/"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(SERIAL) or "[ray]" in item.nodeid or "[docker]" in item.nodeid:
             item.add_marker(pytest.mark.xdist_group("infra"))
+        elif item.nodeid.startswith(SWE):
+            item.add_marker(pytest.mark.xdist_group("swe"))
         elif item.nodeid.startswith(ONE_WORKER):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

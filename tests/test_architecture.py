@@ -273,8 +273,8 @@ def test_the_hook_call_finder_sees_an_unguarded_call(tmp_path):
 
 # What a plugin may import from rlhub: the facade and the public modules PLUGINS.md lists under
 # "What you may import". Every other rlhub module is private and may move.
-PUBLIC = ("rlhub", "rlhub.bridges", "rlhub.verifiers.bounded", "rlhub.verifiers.patterns",
-          "rlhub.hub.bridges.verifiers_env")
+PUBLIC = ("rlhub", "rlhub.bridges", "rlhub.tools", "rlhub.verifiers.bounded",
+          "rlhub.verifiers.patterns", "rlhub.hub.bridges.verifiers_env")
 PUBLIC_PACKAGES = ("rlhub.testing",)
 
 

@@ -29,7 +29,10 @@ class _Retryable(Exception):
 
 
 class OpenAIPolicy:
-    """The ``openai:`` policy (see the module docstring)."""
+    """The ``openai:`` policy (see the module docstring). It speaks the tools API: given
+    ``tools``, it sends them and returns the endpoint's ``tool_calls`` on each Generation."""
+
+    accepts_tools = True
 
     def __init__(self, base_url: str, model: str, *, spec: str = "", concurrency: int = 16,
                  retries: int = 3, backoff_s: float = 0.5, timeout_s: float = 60.0,
@@ -71,7 +74,9 @@ class OpenAIPolicy:
 
     async def generate_detailed(self, messages_batch: list[Conversation],
                                 **sampling: Any) -> list[Generation]:
-        params = {**self.defaults, **sampling_from(sampling)}
+        params: dict[str, Any] = {**self.defaults, **sampling_from(sampling)}
+        if sampling.get("tools"):
+            params["tools"] = sampling["tools"]
         return list(await asyncio.gather(*(self._one(m, params) for m in messages_batch)))
 
     async def aclose(self) -> None:
@@ -144,15 +149,21 @@ def parse_response(content: bytes, url: str = "") -> Generation:
     try:
         data = json.loads(content)
         choice = data["choices"][0]
-        text = choice["message"]["content"]
+        message = choice["message"]
+        text, calls = message["content"], message.get("tool_calls")
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise PolicyError(f"{where}malformed response: expected JSON with "
                           f"choices[0].message.content, found {content[:200]!r} "
                           f"({type(exc).__name__}: {exc})") from exc
+    if text is None and calls:
+        text = ""  # a message that only calls tools
     if not isinstance(text, str):
         raise PolicyError(f"{where}malformed response: expected choices[0].message.content "
                           f"to be a string, found {type(text).__name__}")
+    if calls is not None and not isinstance(calls, list):
+        raise PolicyError(f"{where}malformed response: expected choices[0].message.tool_calls "
+                          f"to be a list, found {type(calls).__name__}")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return Generation(text, finish_reason=choice.get("finish_reason"),
                       prompt_tokens=usage.get("prompt_tokens"),
-                      completion_tokens=usage.get("completion_tokens"))
+                      completion_tokens=usage.get("completion_tokens"), tool_calls=calls or None)

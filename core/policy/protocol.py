@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-Message = dict[str, str]
+Message = dict[str, Any]  # role and content, plus tool_calls or tool_call_id in tool turns
 Conversation = list[Message]
 
 
@@ -38,7 +38,8 @@ class Generation:
     """One completion, or why there is none.
 
     ``text`` is None exactly when ``error`` is set (dead endpoint, timeout, malformed response).
-    ``latency_s`` is the wall time spent on this item, retries included.
+    ``latency_s`` is the wall time spent on this item, retries included. ``tool_calls`` holds the
+    OpenAI tool calls of a policy with a tools API; :meth:`completion` is the text form of both.
     """
 
     text: str | None
@@ -48,9 +49,19 @@ class Generation:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     attempts: int = 1
+    tool_calls: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def completion(self) -> str | None:
+        """The completion as one text: the content, then each tool call in the canonical
+        (Hermes) form (:func:`rlhub.tools.completion_text`)."""
+        if self.text is None or not self.tool_calls:
+            return self.text
+        from rlhub.tools import completion_text
+
+        return completion_text({"content": self.text, "tool_calls": self.tool_calls})
 
 
 @runtime_checkable
@@ -79,11 +90,22 @@ def policy_info(policy: Any) -> dict[str, Any]:
 
 
 async def generate_detailed(policy: Any, messages_batch: list[Conversation],
+                            tools: list[dict[str, Any]] | None = None,
                             **sampling: Any) -> list[Generation]:
     """``policy.generate_detailed`` when it exists, else ``generate`` with failures caught.
 
-    Never raises: a failing batch comes back as one error :class:`Generation` per conversation.
+    ``tools`` (OpenAI specs) reach a policy that says ``accepts_tools = True`` (an OpenAI
+    endpoint) with the conversations as they are; every other policy gets the conversations in
+    text form (:func:`rlhub.tools.text_messages`: tool calls rendered into the assistant's text,
+    results as ``tool`` turns), which is what it was trained on. Never raises: a failing batch
+    comes back as one error :class:`Generation` per conversation.
     """
+    if tools and getattr(policy, "accepts_tools", False):
+        sampling["tools"] = tools
+    elif any(_has_tool_turns(m) for m in messages_batch):
+        from rlhub.tools import text_messages
+
+        messages_batch = [text_messages(m) for m in messages_batch]
     detailed = getattr(policy, "generate_detailed", None)
     start = time.perf_counter()
     try:
@@ -96,6 +118,10 @@ async def generate_detailed(policy: Any, messages_batch: list[Conversation],
                 for _ in messages_batch]
     elapsed = time.perf_counter() - start
     return [_checked(text, elapsed) for text in _padded(texts, len(messages_batch))]
+
+
+def _has_tool_turns(messages: Conversation) -> bool:
+    return any(m.get("tool_calls") or m.get("role") == "tool" for m in messages)
 
 
 def _padded(texts: Any, n: int) -> list[Any]:

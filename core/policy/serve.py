@@ -1,7 +1,12 @@
 """``rlhub policy serve SPEC``: an OpenAI-compatible HTTP server for any rlhub policy.
 
 Endpoints: ``POST /v1/chat/completions`` (``messages``, ``temperature``, ``top_p``,
-``max_tokens``, ``stop``, ``seed``, ``n``, ``stream``), ``GET /v1/models`` and ``GET /health``.
+``max_tokens``, ``stop``, ``seed``, ``n``, ``stream``, ``tools``), ``GET /v1/models`` and
+``GET /health``. Tool calling follows OpenAI's API: with ``tools`` in the request, the calls a
+text policy writes (Hermes ``<tool_call>`` JSON or rlhub's tags, :mod:`rlhub.tools`) come back
+as ``message.tool_calls`` with ``finish_reason: "tool_calls"``, as vLLM's tool parsers do; the
+conversation may hold assistant ``tool_calls`` and ``tool`` results, which reach a text policy
+in text form.
 A streamed answer is generated whole, then sent as server-sent events (one content chunk per
 choice, a closing chunk with the finish reason and usage, ``data: [DONE]``): enough for clients
 that always stream, such as verifiers' harness programs. Message content may be a string, a list
@@ -29,12 +34,17 @@ def make_app(policy: Any, model_name: str) -> Any:
     class ChatMessage(BaseModel):
         role: str
         content: str | list[dict[str, Any]] | None = None
+        tool_calls: list[dict[str, Any]] | None = None
+        tool_call_id: str | None = None
+        name: str | None = None
 
-        def text(self) -> dict[str, str]:
+        def text(self) -> dict[str, Any]:
             content = self.content
             if isinstance(content, list):
                 content = "".join(str(p.get("text", "")) for p in content)
-            return {"role": self.role, "content": content or ""}
+            extra = {k: v for k in ("tool_calls", "tool_call_id", "name")
+                     if (v := getattr(self, k)) is not None}
+            return {"role": self.role, "content": content or "", **extra}
 
     class ChatRequest(BaseModel):
         model: str = model_name
@@ -46,6 +56,8 @@ def make_app(policy: Any, model_name: str) -> Any:
         seed: int | None = None
         n: int = Field(1, ge=1, le=64)
         stream: bool = False
+        tools: list[dict[str, Any]] | None = None
+        tool_choice: str | dict[str, Any] | None = None
 
     app = FastAPI(title="rlhub policy server")
     created = int(time.time())
@@ -63,11 +75,12 @@ def make_app(policy: Any, model_name: str) -> Any:
     async def chat(req: ChatRequest) -> Any:
         sampling = _sampling(req)
         messages = [m.text() for m in req.messages]
-        gens = await generate_detailed(policy, [messages] * req.n, **sampling)
+        tools = req.tools if req.tool_choice != "none" else None
+        gens = await generate_detailed(policy, [messages] * req.n, tools=tools, **sampling)
         failed = [g.error for g in gens if g.error]
         if failed:
             return _error(JSONResponse, 500, f"generation failed: {failed[0]}")
-        completion = _completion(model_name, gens)
+        completion = _completion(model_name, gens, bool(tools))
         if req.stream:
             from fastapi.responses import StreamingResponse
 
@@ -90,16 +103,37 @@ def _error(response_cls: Any, status: int, message: str) -> Any:
                         status_code=status)
 
 
-def _completion(model_name: str, gens: list[Any]) -> dict[str, Any]:
+def _message(gen: Any, tools: bool) -> tuple[dict[str, Any], str]:
+    """The assistant message of one generation and its finish reason: with ``tools``, the calls
+    written in the text become ``tool_calls`` (a proxied endpoint's own calls pass through)."""
+    from rlhub.tools import parse_calls, visible_text
+
+    finish = gen.finish_reason or "stop"
+    if not tools:
+        return {"role": "assistant", "content": gen.text}, finish
+    calls = [c.as_openai() for c in parse_calls(gen.text) if not c.problem]
+    calls = list(gen.tool_calls or []) + calls
+    if not calls:
+        return {"role": "assistant", "content": gen.text}, finish
+    for call in calls:
+        call["id"] = f"call_{uuid.uuid4().hex[:24]}"
+    return {"role": "assistant", "content": visible_text(gen.text) or None,
+            "tool_calls": calls}, "tool_calls"
+
+
+def _completion(model_name: str, gens: list[Any], tools: bool = False) -> dict[str, Any]:
     prompt_tokens = gens[0].prompt_tokens or 0
     completion_tokens = sum(g.completion_tokens or 0 for g in gens)
+    choices = []
+    for i, gen in enumerate(gens):
+        message, finish = _message(gen, tools)
+        choices.append({"index": i, "message": message, "finish_reason": finish})
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model_name,
-        "choices": [{"index": i, "message": {"role": "assistant", "content": g.text},
-                     "finish_reason": g.finish_reason or "stop"} for i, g in enumerate(gens)],
+        "choices": choices,
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }
@@ -112,7 +146,10 @@ def _events(completion: dict[str, Any]) -> Any:
     head = {k: completion[k] for k in ("id", "created", "model")}
     head["object"] = "chat.completion.chunk"
     for choice in completion["choices"]:
-        delta = {"index": choice["index"], "delta": choice["message"], "finish_reason": None}
+        message = dict(choice["message"])
+        if message.get("tool_calls"):  # streamed calls carry their position
+            message["tool_calls"] = [{**c, "index": k} for k, c in enumerate(message["tool_calls"])]
+        delta = {"index": choice["index"], "delta": message, "finish_reason": None}
         yield f"data: {json.dumps({**head, 'choices': [delta]})}\n\n"
     closing = [{"index": c["index"], "delta": {}, "finish_reason": c["finish_reason"]}
                for c in completion["choices"]]

@@ -60,6 +60,25 @@ def actor_class(max_concurrency: int) -> Any:
     return ray.remote(max_concurrency=max_concurrency)(SandboxActor)
 
 
+def end_actors(actors: Sequence[Any], stop: str, timeout_s: float, owns_ray: bool,
+               temp_dir: str | None) -> None:
+    """Each actor's ``stop`` method called then the actor killed (one already dead is
+    skipped), Ray shut down when this process started it, and its temp folder removed."""
+    import ray
+
+    if ray.is_initialized():
+        for actor in actors:
+            try:
+                ray.get(getattr(actor, stop).remote(), timeout=timeout_s)
+                ray.kill(actor)
+            except Exception:  # noqa: BLE001 - already dead
+                pass
+        if owns_ray:
+            ray.shutdown()
+    if temp_dir:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
 class RayBackend:
     """See the module docstring. Options: ``actors`` (default: one per CPU of the cluster, at
     most 8), ``address``, ``num_cpus`` per actor, ``workers`` and ``slots`` per actor's pool."""
@@ -154,20 +173,8 @@ class RayBackend:
         }
 
     def close(self) -> None:
-        import ray
-
         with self.lock:
             if self.closed:
                 return
             self.closed = True
-        if ray.is_initialized():
-            for actor in self.actors:
-                try:
-                    ray.get(actor.close.remote(), timeout=10)
-                    ray.kill(actor)
-                except Exception:  # noqa: BLE001 - already dead
-                    pass
-            if self.owns_ray:
-                ray.shutdown()
-        if self.temp_dir:
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
+        end_actors(self.actors, "close", 10, self.owns_ray, self.temp_dir)

@@ -264,6 +264,10 @@ def run_probes(domain: Domain, tasks: Sequence[Task]) -> dict[str, ProbeReport]:
               "template": check_template, "players": check_players,
               "oversized": check_oversized, "forged-label": check_forged_labels}
     reports = {name: _timed_class(checks[name], domain, tasks, space) for name in PROBE_CLASSES}
+    if "swe" in domain.manifest.tags:  # repository tasks: rlhub.testing.probes_repo
+        from rlhub.testing.probes_repo import check_repo
+
+        reports["repo"] = _timed_class(check_repo, domain, tasks, space)
     for name in domain.manifest.hackable:
         reports[name].known = True
     return reports
@@ -293,8 +297,13 @@ def _probe_problems(domain: Domain, report: DomainReport) -> None:
 
 
 def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
-                   across_processes: bool = True) -> DomainReport:
-    """Run every check and probe class on a domain (object or id): a :class:`DomainReport`."""
+                   across_processes: bool = True,
+                   batch: Sequence[str] | None = None) -> DomainReport:
+    """Run every check and probe class on a domain (object or id): a :class:`DomainReport`.
+
+    ``batch``: the domains one fresh interpreter fingerprints along with this one (by default,
+    every domain of its plugin, when the domain is given by id); a caller checking only some of
+    a plugin's domains names them, so the others are not generated for nothing."""
     if isinstance(domain, str):
         from rlhub.plugins import registry as default_registry
 
@@ -303,11 +312,9 @@ def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
             domain = reg.get(domain)
         except Exception as exc:  # noqa: BLE001 - a factory that fails is a contract problem
             return DomainReport(domain, [f"{domain}: could not build the domain: {exc}"])
-        # one fresh interpreter fingerprints the whole plugin, not one domain at a time
-        batch = [i for i in reg.ids()
-                 if reg.catalog.declared(i).plugin == domain.manifest.plugin]
-    else:
-        batch = ()
+        if batch is None:  # one fresh interpreter fingerprints the whole plugin, not one at a time
+            batch = [i for i in reg.ids()
+                     if reg.catalog.declared(i).plugin == domain.manifest.plugin]
     report = DomainReport(domain.id)
     try:
         tasks = sample_tasks(domain, n)
@@ -318,15 +325,15 @@ def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
         report.problems += check(domain, tasks)
     report.probes = run_probes(domain, tasks)
     _probe_problems(domain, report)
-    report.problems += check_determinism(domain, across_processes=across_processes, batch=batch)
+    report.problems += check_determinism(domain, across_processes=across_processes,
+                                         batch=batch or ())
     return report
 
 
-def check_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
-                 across_processes: bool = True) -> list[str]:
-    """Run every check on a domain (object or id) and return all problems found."""
-    return inspect_domain(domain, n=n, registry=registry,
-                          across_processes=across_processes).problems
+def check_domain(domain: Domain | str, **kwargs: Any) -> list[str]:
+    """Run every check on a domain (object or id) and return all problems found (the keyword
+    arguments of :func:`inspect_domain`)."""
+    return inspect_domain(domain, **kwargs).problems
 
 
 def assert_domain_ok(domain: Domain | str, **kwargs: Any) -> None:

@@ -122,6 +122,7 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
     """Each task played as an rlhub episode; see the module docstring."""
 
     async def run(self, task: RlhubTask, agents: Any) -> None:
+        from rlhub.domain import close_episode
         from rlhub.rollout import final_reward
 
         registry = entry_registry()
@@ -129,15 +130,18 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
         rlhub_task = await asyncio.to_thread(task.data.rlhub_task, registry)
         episode = await asyncio.to_thread(domain.start, rlhub_task)
         turns: list[Any] = []
-        async with agents.agent.interaction(task) as interaction:
-            segment = await interaction.turn()
-            while not segment.terminated:
-                result = await asyncio.to_thread(episode.step, segment.last_reply)
-                turns.append(_Turn(result))
-                if result.done or result.observation is None or \
-                        len(turns) >= domain.manifest.max_turns:
-                    break
-                segment = await interaction.turn(result.observation)
+        try:
+            async with agents.agent.interaction(task) as interaction:
+                segment = await interaction.turn()
+                while not segment.terminated:
+                    result = await asyncio.to_thread(episode.step, segment.last_reply)
+                    turns.append(_Turn(result))
+                    if result.done or result.observation is None or \
+                            len(turns) >= domain.manifest.max_turns:
+                        break
+                    segment = await interaction.turn(result.observation)
+        finally:  # an episode may hold a workspace
+            await asyncio.to_thread(close_episode, episode)
         _raise_fault(turns)
         lo, _ = domain.manifest.reward_range
         reward, passed, _ = final_reward(turns, lo, domain.manifest.repair_discount)

@@ -14,9 +14,13 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
                                entry the server signed.
 ``POST /v1/verify``            ``{label or task, completion}`` (or ``{items: [...]}``) → score(s).
 ``POST /v1/episodes``          ``{label}``, ``{task}`` or ``{domain, split, seed, index}`` →
-                               ``episode_id``, ``observation`` (the task prompt), ``max_turns``.
-``POST /v1/episodes/{id}/step`` ``{completion}`` → ``observation, reward, done, info``; the step
-                               rewards sum to the trajectory reward (:class:`.EpisodeRunner`).
+                               ``episode_id``, ``observation`` (the task prompt), ``max_turns``,
+                               ``tools`` (OpenAI function specs; empty for domains without).
+``POST /v1/episodes/{id}/step`` ``{completion}`` or ``{message}`` (an OpenAI assistant message
+                               with ``tool_calls``) → ``observation, reward, done, info,
+                               messages`` (a tool turn's assistant message and ``tool`` results);
+                               the step rewards sum to the trajectory reward
+                               (:class:`.EpisodeRunner`).
 ``DELETE /v1/episodes/{id}``   Close an episode early (idle ones expire after ``episode_ttl_s``).
 ``POST /v1/scheduler/observe`` ``{domain, group_rewards}``: one inner list per prompt group.
 ``GET /v1/scheduler/weights``  The mixture of the next batch and the grouping state.
@@ -424,9 +428,10 @@ class RewardService:
             raise ApiError(500, f"{task.domain}: start() raised {type(exc).__name__}: {exc}") \
                 from None
         self.metrics.episodes_open.set(len(self.episodes.entries))
+        tools = await asyncio.to_thread(self.registry.get(task.domain).tool_specs)
         return {"episode_id": entry.id, "task": task.to_dict(), "observation": task.prompt,
                 "max_turns": manifest.max_turns, "reward_range": list(manifest.reward_range),
-                "expires_in_s": self.config.episode_ttl_s}
+                "expires_in_s": self.config.episode_ttl_s, "tools": tools}
 
     async def step(self, body: dict[str, Any], episode_id: str) -> dict[str, Any]:
         entry = self.episodes.get(episode_id)
@@ -522,10 +527,22 @@ def _is_number(value: Any) -> bool:
 
 
 def _completion(item: dict[str, Any]) -> str:
+    """The completion of a body: ``completion`` (text), or ``message`` (an OpenAI assistant
+    message, whose ``tool_calls`` join its text in the canonical form of :mod:`rlhub.tools`)."""
+    message = item.get("message")
+    if "completion" not in item and isinstance(message, dict):
+        content = message.get("content")
+        if not (content is None or isinstance(content, str)) or not isinstance(
+                message.get("tool_calls") or [], list):
+            raise ApiError(400, "expected 'message' as an OpenAI assistant message (content a "
+                                "string or null, tool_calls a list)")
+        from rlhub.tools import completion_text
+
+        return completion_text(message)
     completion = item.get("completion")
     if not isinstance(completion, str):
-        raise ApiError(400, "expected 'completion' to be a string, found "
-                            f"{type(completion).__name__}")
+        raise ApiError(400, "expected 'completion' to be a string (or 'message' an OpenAI "
+                            f"assistant message), found {type(completion).__name__}")
     return completion
 
 

@@ -31,6 +31,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from rlhub.domain import close_episode
 from rlhub.failures import of_exception
 from rlhub.rollout import Turn, apply_step, final_reward
 from rlhub.task import Score, Task
@@ -76,6 +77,7 @@ class EpisodeRunner:
         self.lo, self.hi = lo, hi
         self.discount = domain.manifest.repair_discount
         self.max_turns = max(1, domain.manifest.max_turns)
+        self.closed = False
 
     def step(self, completion: str) -> dict[str, Any]:
         """Score one completion; see the class docstring for ``reward``."""
@@ -93,11 +95,22 @@ class EpisodeRunner:
         self.turns.append(turn)
         self.done = bool(result.done) or result.observation is None \
             or len(self.turns) >= self.max_turns
-        return self._answer(turn, result.observation, result.score.to_dict(), verify_ms)
+        answer = self._answer(turn, result.observation, result.score.to_dict(), verify_ms)
+        answer["messages"] = [] if self.done else jsonable(getattr(result, "messages", None) or [])
+        if self.done:
+            self.close()
+        return answer
+
+    def close(self) -> None:
+        """Release the episode's resources (its workspace, say); once, whatever ends it."""
+        if not self.closed:
+            self.closed = True
+            close_episode(self.episode)
 
     def _crashed(self, turn: Turn, started: float) -> dict[str, Any]:
         self.turns.append(turn)
         self.done = True
+        self.close()
         return self._answer(turn, None, turn.score.to_dict(),
                             (time.perf_counter() - started) * 1e3, value=self.lo)
 
@@ -157,7 +170,7 @@ class ThreadPool:
         return await self._call(ref.step, completion)
 
     async def drop(self, ref: EpisodeRunner) -> None:
-        return None
+        await self._call(ref.close)
 
     def info(self) -> dict[str, Any]:
         return {"kind": self.kind, "workers": self.size}
@@ -201,7 +214,9 @@ class VerifierActor:
 
     def drop(self, episode_id: str) -> None:
         with self.lock:
-            self.episodes.pop(episode_id, None)
+            runner = self.episodes.pop(episode_id, None)
+        if runner is not None:
+            runner.close()
 
     def info(self) -> dict[str, Any]:
         import ray

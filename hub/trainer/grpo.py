@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from rlhub.hub.trainer.heldout import ScoreCache
 from rlhub.hub.trainer.runfolder import job_key
-from rlhub.hub.trainer.text import RowTemperature, render_prompt
+from rlhub.hub.trainer.text import RowTemperature, prompt_budget, render_prompt
 from rlhub.rollout import Trajectory, Turn, initial_messages, kept_score
 from rlhub.task import Task
 from trl import GRPOTrainer
@@ -199,7 +199,8 @@ class HubGRPOTrainer(GRPOTrainer):
             return super()._generate_and_score_completions(inputs)
         tasks = self.source.next_tasks()
         g = self.num_generations
-        rows = [{"prompt": render_prompt(self.processing_class, t), "task_index": i}
+        budget = prompt_budget(self.model, self.max_completion_length)
+        rows = [{"prompt": render_prompt(self.processing_class, t, budget), "task_index": i}
                 for i, t in enumerate(tasks) for _ in range(g)]
         temps = torch.tensor([self.temperatures(t.domain) for t in tasks for _ in range(g)])
         self.recorder.tasks, self.recorder.step = tasks, self.state.global_step

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from rlhub.hub.trainer.text import render_prompt, sample_texts
+from rlhub.hub.trainer.text import prompt_budget, render_prompt, sample_texts
 from rlhub.task import Score, Task
 
 
@@ -150,7 +150,8 @@ class HeldOut:
         """Mean reward of ``samples`` completions per item (greedy: temperature 0, samples 1)."""
         chosen = {d: ts[:items] if items else ts for d, ts in self.tasks.items()}
         flat = [t for ts in chosen.values() for t in ts for _ in range(samples)]
-        prompts = [render_prompt(tokenizer, t) for t in flat]
+        budget = prompt_budget(model, self.max_new_tokens)
+        prompts = [render_prompt(tokenizer, t, budget) for t in flat]
         with torch.random.fork_rng():
             torch.manual_seed(self.seed)
             texts = sample_texts(model, tokenizer, prompts, temperature=temperature,

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 from rlhub.errors import TrainerError
-from rlhub.hub.trainer.text import encode, left_pad, render_prompt
+from rlhub.hub.trainer.text import context_size, encode, left_pad, render_prompt
 from rlhub.task import Task
 
 
@@ -56,15 +56,18 @@ def gold_stream(domains: dict[str, Any], seed: int, weights: dict[str, float]) -
         yield task
 
 
-def batch_tensors(tokenizer: Any, tasks: list[Task]) -> dict[str, torch.Tensor]:
-    """Left-padded ``input_ids``/``attention_mask`` and ``labels`` (-100 outside completions)."""
+def batch_tensors(tokenizer: Any, tasks: list[Task],
+                  context: int | None = None) -> dict[str, torch.Tensor]:
+    """Left-padded ``input_ids``/``attention_mask`` and ``labels`` (-100 outside completions);
+    a row longer than the model's ``context`` keeps its last ``context`` tokens (the gold's
+    end, and as much of its prompt as fits)."""
     prompts = encode(tokenizer, [render_prompt(tokenizer, t) for t in tasks])
     golds = encode(tokenizer, [t.gold or "" for t in tasks])
-    rows = [p + g + [tokenizer.eos_token_id] for p, g in zip(prompts, golds)]
+    rows = [(p + g + [tokenizer.eos_token_id])[-(context or 0):] for p, g in zip(prompts, golds)]
     ids, mask = left_pad(rows, tokenizer.pad_token_id)
     labels = torch.full_like(ids, -100)
-    for i, gold in enumerate(golds):
-        n = len(gold) + 1
+    for i, (gold, row) in enumerate(zip(golds, rows)):
+        n = min(len(gold) + 1, len(row))
         labels[i, -n:] = ids[i, -n:]
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
@@ -82,7 +85,8 @@ def warm_up(model: Any, tokenizer: Any, stream: Iterator[Task], *, steps: int, l
     done = 0
     loss_value: float | None = None
     while done < steps and time.perf_counter() - start < max_seconds:
-        batch = batch_tensors(tokenizer, list(itertools.islice(stream, batch_size)))
+        batch = batch_tensors(tokenizer, list(itertools.islice(stream, batch_size)),
+                              context_size(model))
         loss = model(**batch).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -44,10 +44,42 @@ def load_saved(path: str | os.PathLike[str]) -> tuple[Any, Any]:
     return AutoModelForCausalLM.from_pretrained(where).eval(), tokenizer
 
 
-def render_prompt(tokenizer: Any, task: Task) -> str:
-    """The prompt text of ``task``, chat template and ``<bos>`` included."""
-    return tokenizer.apply_chat_template(initial_messages(task), tokenize=False,
+def render_prompt(tokenizer: Any, task: Task, budget: int | None = None) -> str:
+    """The prompt text of ``task``, chat template and ``<bos>`` included, within ``budget``
+    tokens (:func:`fit_prompt`)."""
+    text = tokenizer.apply_chat_template(initial_messages(task), tokenize=False,
                                          add_generation_prompt=True)
+    return fit_prompt(tokenizer, text, budget)
+
+
+def context_size(model: Any) -> int | None:
+    """The positions ``model`` can attend over (None when its config does not say)."""
+    config = getattr(model, "config", None)
+    return getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+
+
+def prompt_budget(model: Any, completion_tokens: int) -> int | None:
+    """The tokens a prompt may take so that ``completion_tokens`` more still fit ``model``."""
+    size = context_size(model)
+    return None if size is None else max(1, size - completion_tokens)
+
+
+def fit_prompt(tokenizer: Any, text: str, budget: int | None) -> str:
+    """``text`` if it fits ``budget`` tokens, else its first quarter and its end (the template's
+    opening and the generation prompt kept), the middle left out: a repository prompt longer
+    than a small model's context is still played, not a crash in the position embedding."""
+    if budget is None:
+        return text
+    ids = encode(tokenizer, [text])[0]
+    keep = budget
+    while len(ids) > budget:
+        head = keep // 4
+        fitted = tokenizer.decode(ids[:head]) + tokenizer.decode(ids[len(ids) - (keep - head):])
+        over = len(encode(tokenizer, [fitted])[0]) - budget
+        if over <= 0 or keep <= 1:
+            return fitted
+        keep -= over  # decoding and encoding again may split the text into other tokens
+    return text
 
 
 def encode(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:

@@ -41,7 +41,7 @@ def test_openenv_client_resets_and_steps_an_rlhub_domain(server, openenv_client)
 
 def test_a_multi_turn_domain_answers_each_step_and_rewards_sum_to_the_return(server,
                                                                              openenv_client):
-    plan = [["reset", {"domain": "agentic/guess-number-v1", "seed": 1}]]
+    plan = [["reset", {"domain": "agentic/guess-number-v2", "seed": 1}]]
     plan += [["step", {"message": f"<guess>{g}</guess>"}] for g in (500, 250, 750)]
     results = openenv_client(server.url, plan)
     steps = results[1:]
@@ -95,6 +95,6 @@ def test_malformed_frames_get_error_messages_and_the_session_survives(server):
 
 def test_a_disconnect_or_a_new_reset_drops_the_sessions_episode(server):
     before = _episodes(server)
-    reset = json.dumps({"type": "reset", "data": {"domain": "agentic/guess-number-v1"}})
+    reset = json.dumps({"type": "reset", "data": {"domain": "agentic/guess-number-v2"}})
     asyncio.run(_raw_session(server.url, [reset, reset, reset], then_drop=True))
     assert _episodes(server) == before

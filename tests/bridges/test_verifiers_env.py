@@ -127,3 +127,32 @@ def test_a_fault_that_is_not_the_models_fails_the_episode_instead_of_scoring_zer
     assert "rlhub: a judge failure, not the model's: JudgeUnavailable" in episode.errors[0].message
     assert all(r is None or r.score == 0 for t in episode.traces for r in t.rewards.values())
     assert all("rlhub" not in t.rewards for t in episode.traces)
+
+
+def test_a_swe_agent_episode_plays_through_the_verifiers_export(tmp_path):
+    """A repository episode (workspace, tools, hidden tests) through verifiers' env interface:
+    the tool call runs, the submission is graded, the workspace is closed after."""
+    from rlhub.hub.bridges.verifiers_env import load_environment
+    from rlhub.sandbox import leases
+    from rlhub_verifiers import aio
+    from rlhub_verifiers.episode import Channel, bridged_env_class
+
+    path = tmp_path / "swe.json"
+    path.write_text(json.dumps({"strategy": "uniform",
+                                "domains": {"swe/syn-fix-test-s-agent-v1": {}}}))
+    env = load_environment(mixture=str(path), n=1)
+    played = bridged_env_class(type(env))(env.config)
+    task = next(iter(played.taskset))
+    data = task.data
+    gold = rlhub.registry().get(data.domain).task(data.split, data.seed, data.index).gold
+    channel = Channel(aio.loop())
+    future = aio.submit(played.run_episode(task, channel))
+    channel.give('<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>', final=False)
+    kind, observation = channel.next_event(timeout=300)  # the tool's result, the next turn
+    assert kind == "ask" and '<tool_response name="run_tests">' in observation
+    channel.give(gold, final=True)
+    episode = future.result(timeout=600)
+    assert episode.ok, [e.message for e in episode.errors]
+    assert [t.rewards["rlhub"].score for t in episode.traces] == [1.0]
+    label = f"swe episode {data.task_id}"
+    assert not [r for r in leases.records() if r.label == label and r.owner_alive]

@@ -410,3 +410,18 @@ def test_the_reply_closes_the_turn_only_where_the_action_ids_do_not(
     assert whole.endswith(tok.decode(stopped, skip_special_tokens=False)
                           + fmt.reply(stopped, "fix"))
     assert whole.endswith("x <" + fmt.reply(ids, "fix"))  # a cut action: "<" is not half a token
+
+
+def test_a_swe_agent_episode_plays_token_in_token_out_with_its_tool_results_as_turns(
+        models: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A repository task (workspace, tools, hidden tests) through the same agent: the tool call
+    is run on the server, its result comes back as the next turn, the submission is graded."""
+    task = registry().get("swe/syn-fix-test-s-agent-v1").task("train", 0, 0)
+    answers = ['<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>', task.gold]
+    with ServerProcess(["--workers", "2", "--allow-domain", "swe/*"],
+                       env={"RLHUB_HOME": str(tmp_path)}) as swe_server:
+        module = load_agent(monkeypatch, swe_server.url)
+        outs, engine = play_group(module.AgentExecutor(), models["qwen2"], task, answers, n=1,
+                                  max_length=200_000)
+    assert outs[0]["reward"] == 1.0
+    assert outs[0]["extra_logs"]["passed"] == 1.0

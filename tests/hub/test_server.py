@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
 DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "instruct/lowercase-v3",
-           "structured/json-schema-l1-v2", "agentic/calculator-v1")
+           "structured/json-schema-l1-v2", "agentic/calculator-v2")
 MIXTURE = {"strategy": "static", "domains": {"math/arithmetic-l1-v2": 1.0,
                                             "code/py-roman-v2": 1.0}}
 

@@ -43,6 +43,36 @@ def test_left_padding_does_not_change_log_probs_once_positions_follow_the_mask(t
     assert torch.allclose(fixed, alone, atol=1e-4)
 
 
+def test_a_prompt_longer_than_the_context_keeps_its_opening_and_its_end_within_the_budget(tiny):
+    from rlhub.hub.trainer.text import encode, fit_prompt
+
+    _, tok = tiny
+    text = "<bos>user: START " + "x = 1; " * 2000 + "END\nassistant:"
+    fitted = fit_prompt(tok, text, 300)
+    assert len(encode(tok, [fitted])[0]) <= 300 < len(encode(tok, [text])[0])
+    assert fitted.startswith("<bos>user: START") and fitted.endswith("END\nassistant:")
+    assert fit_prompt(tok, "<bos>user: short", 300) == "<bos>user: short"
+
+
+def test_the_trainer_plays_a_repository_domain_whose_prompts_exceed_the_tiny_models_context(
+        tmp_path):
+    """The tiny model will not solve a swe task; the path must work: warm-up, GRPO and held-out
+    fit the prompts to its 1,024 positions, and each completion is graded (a wrong answer)."""
+    from rlhub.hub.trainer.local import LocalTrainer
+    from rlhub.store import TrajectoryStore
+
+    domain = "swe/syn-fix-test-s-v1"
+    config = {"strategy": "static", "domains": {domain: 1.0}, "train": {
+        "warmup": {"steps": 1, "batch_size": 2},
+        "grpo": {"steps": 1, "prompts_per_step": 2, "generations": 2, "store_every": 1},
+        "heldout": {"items": 1, "samples": 1, "every_steps": 100, "inrun_items": 1,
+                    "inrun_samples": 1}}}
+    summary = LocalTrainer(config, tmp_path / "run", registry=rlhub.registry()).run()
+    rows = TrajectoryStore(str(tmp_path / "run")).rows()
+    assert summary["steps"] == 1 and summary["guards"] == {} and len(rows) == 4
+    assert {(r["domain"], r["failure"], r["reward"]) for r in rows} == {(domain, "answer", 0.0)}
+
+
 def test_row_temperature_divides_each_rows_logits_by_its_own_temperature(tiny):
     model, _ = tiny
     rows = torch.tensor([[1, 40, 41, 42], [1, 43, 44, 45]])

@@ -89,11 +89,12 @@ def serve(rlhub_home: Path, tmp_path: Path) -> Iterator[object]:
     function returning the API root."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(spec: str, *args: str) -> str:
+    def start(spec: str, *args: str, plugins: str = "loopplugin") -> str:
         log = tmp_path / f"policy-serve-{len(procs)}.log"
         with log.open("wb") as err:
             proc = subprocess.Popen([RLHUB, "policy", "serve", spec, "--host", "127.0.0.1",
-                                     "--port", "0", *args], env=cli_env(rlhub_home),
+                                     "--port", "0", *args],
+                                    env=cli_env(rlhub_home, RLHUB_PLUGINS=plugins),
                                     stdout=subprocess.DEVNULL, stderr=err)
         procs.append(proc)
         base = announced(log, proc)

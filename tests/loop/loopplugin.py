@@ -150,8 +150,41 @@ class Oracle:
         return solve(messages[0]["content"])
 
 
+class SweAgent:
+    """A scripted repository agent for ``swe/*-agent`` domains: it runs the tests, then submits
+    the task's reference patch (found by regenerating the task its prompt came from), writing
+    its calls as Hermes ``<tool_call>`` text the way chat templates do."""
+
+    def __init__(self) -> None:
+        self.golds: dict[str, str] = {}
+
+    def _gold(self, prompt: str) -> str:
+        if not self.golds:
+            reg = rlhub.registry()
+            for domain_id in reg.match(["swe/*-agent-v1"]):
+                if "-s-" not in domain_id:
+                    continue
+                domain = reg.get(domain_id)
+                for split in domain.manifest.data["splits"]:
+                    for seed in range(3):
+                        for task in domain.sample(4, split=split, seed=seed):
+                            self.golds[task.prompt_text()] = task.gold or ""
+        return self.golds.get(prompt, "")
+
+    async def generate(self, messages_batch: list[list[dict[str, Any]]], **sampling: Any) -> list[str]:
+        out = []
+        for messages in messages_batch:
+            if not any(m["role"] == "assistant" for m in messages):
+                out.append('<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>')
+            else:
+                out.append(self._gold(str(messages[0]["content"])))
+        return out
+
+
 @rlhub.hookimpl
 def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Any:
+    if spec == "swe-agent:":
+        return SweAgent()
     if not spec.startswith("oracle:"):
         return None
     return Oracle(spec.split(":", 1)[1], delay_s=options.get("delay_s", 0.0))

@@ -27,9 +27,9 @@ class Scripted:
 @pytest.fixture
 def calculator():
     reg = rlhub.registry()
-    if "agentic/calculator-v1" not in reg.ids():
+    if "agentic/calculator-v2" not in reg.ids():
         pytest.skip("the rlhub-agentic plugin is not installed")
-    return reg.get("agentic/calculator-v1")
+    return reg.get("agentic/calculator-v2")
 
 
 def test_a_tool_call_then_the_right_answer_earns_the_undiscounted_reward(calculator):

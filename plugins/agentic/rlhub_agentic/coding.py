@@ -13,10 +13,10 @@ import dataclasses
 import random
 from typing import Any
 
-from rlhub import Task, Verdict, code_of
+from rlhub import Task, Tool, Verdict, code_of, tool
 
 from rlhub_agentic import codebank
-from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolFn, ToolInputError
+from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolInputError
 from rlhub_agentic.protocol import truncate
 
 PY = ("python", "py", "python3")
@@ -70,14 +70,18 @@ class CodeRepairDomain(AgenticDomain):
 
     # -- tools -----------------------------------------------------------------------------------
 
-    def tools(self) -> dict[str, ToolFn]:
-        return {"python": self.run_python, "tests": self.run_visible_tests}
+    def tools(self) -> list[Tool]:
+        return [tool(self.run_python, name="python", raw="code"),
+                tool(self.run_visible_tests, name="tests", raw="code")]
 
-    def run_python(self, state: EpisodeState, body: str) -> str:
-        """The ``python`` tool: run a program, report status and (truncated) output."""
+    def run_python(self, ctx: EpisodeState, code: str) -> str:
+        """Run a Python program in the sandbox; you see its exit status, stdout and stderr.
+
+        code: the program (a fenced python block is fine)
+        """
         from rlhub import ExecRequest, Limits
 
-        program = code_of(body, PY).strip()
+        program = code_of(code, PY).strip()
         if not program:
             raise ToolInputError("the program was empty.")
         result = self.registry.sandboxes.run(
@@ -90,9 +94,12 @@ class CodeRepairDomain(AgenticDomain):
                 parts.append(f"{name}:\n{truncate(tail, STREAM_CHARS)}")
         return "\n".join(parts)
 
-    def run_visible_tests(self, state: EpisodeState, body: str) -> str:
-        """The ``tests`` tool: the candidate against the visible examples only."""
-        program = code_of(body, PY).strip()
+    def run_visible_tests(self, ctx: EpisodeState, code: str) -> str:
+        """Run your ``solution`` against the visible examples; you see which pass.
+
+        code: the program defining solution (a fenced python block is fine)
+        """
+        state, program = ctx, code_of(code, PY).strip()
         if not program:
             raise ToolInputError("no program was given; put it in a fenced python block.")
         task = state.task

@@ -6,7 +6,8 @@ that contains the final ``<answer>``, which is how the contract kit checks gold 
 protocol (``Episode.step(completion) -> StepResult``):
 
 * a tool-call turn runs each call (at most ``params.calls_per_turn``) and returns the results as the
-  observation; its score is the range minimum, with the episode counters as components;
+  observation and as ``tool`` messages (``StepResult.messages``, :mod:`rlhub.tools`); its score is
+  the range minimum, with the episode counters as components;
 * an answer is scored by ``verify`` exactly as a one-shot completion would be, so the final turn's
   reward always equals ``domain.verify(task, final_completion).reward``; a wrong answer ends the
   episode unless ``params.answer_attempts`` allows a repair;
@@ -20,7 +21,6 @@ many answers failed before this turn: a success at repair k earns ``reward * rep
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -32,19 +32,26 @@ from rlhub import (
     Score,
     StepResult,
     Task,
+    Tool,
+    ToolCall,
+    ToolError,
+    Toolset,
     Verdict,
+    assistant_message,
     clamp_reward,
+    tool_message,
 )
+from rlhub.tools import visible_text
 
 from rlhub_agentic import answers
-from rlhub_agentic.protocol import Action, ToolCall, extract_answer, format_result, parse_action
+from rlhub_agentic.protocol import Action, extract_answer, format_result, parse_action, truncate
 from rlhub_agentic.protocol import turn_note
 
 EPISODE_COMPONENTS = ("tool_calls", "invalid_actions")
 NO_ANSWER = "No final answer was found: give it as <answer>...</answer>."
 
 
-class ToolInputError(ValueError):
+class ToolInputError(ToolError):
     """A tool call's input is malformed; the message is shown to the policy as the tool's result."""
 
 
@@ -59,15 +66,13 @@ class EpisodeState:
     failed_answers: int = 0
 
 
-ToolFn = Callable[[EpisodeState, str], str]
-
-
 class AgenticDomain(Domain):
     """A domain whose episodes use tools; subclasses define ``generate``, tools and the prompt.
 
-    Override :meth:`tools` (name -> ``fn(state, input) -> text``, raising :class:`ToolInputError`
-    for bad input), optionally :meth:`new_state` and :meth:`judge`; set ``short_tags`` and
-    ``fences`` for the domain's short action forms.
+    Override :meth:`tools` (typed functions made tools with :func:`rlhub.tool`, whose ``ctx`` is
+    the :class:`EpisodeState`, raising :class:`ToolInputError` for bad input), optionally
+    :meth:`new_state` and :meth:`judge`; set ``short_tags`` and ``fences`` for the domain's
+    short action forms (they call a tool with its ``raw`` parameter).
     """
 
     short_tags: ClassVar[tuple[str, ...]] = ()
@@ -83,12 +88,13 @@ class AgenticDomain(Domain):
                                     f"recompute it), found {weight}")
         self.calls_per_turn = int(self.params.get("calls_per_turn", 4))
         self.answer_attempts = int(self.params.get("answer_attempts", 1))
+        self._toolset: Toolset | None = None
 
     # -- to override ---------------------------------------------------------------------------
 
-    def tools(self) -> dict[str, ToolFn]:
-        """The tools of this domain, by name."""
-        return {}
+    def tools(self) -> list[Tool]:
+        """The tools of this domain."""
+        return []
 
     def new_state(self, task: Task) -> dict[str, Any]:
         """The domain's mutable state at the start of an episode (derived from ``task`` only)."""
@@ -119,27 +125,27 @@ class AgenticDomain(Domain):
         return compose_prompt(task_text, tool_docs, answer_doc, max_turns=self.manifest.max_turns,
                               calls_per_turn=self.calls_per_turn)
 
-    def parse(self, completion: object) -> Action:
-        return parse_action(completion, short_tags=self.short_tags, fences=self.fences)
+    @property
+    def toolset(self) -> Toolset:
+        if self._toolset is None:
+            self._toolset = Toolset(self.tools())
+        return self._toolset
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return self.toolset.specs()
+
+    def parse(self, completion: object, turn: int = 0) -> Action:
+        return parse_action(completion, raw_params=self.toolset.raw_params(),
+                            short_tags=self.short_tags, fences=self.fences, turn=turn)
 
     def run_tool(self, state: EpisodeState, call: ToolCall) -> str:
-        """One call's observation block; unknown tools and bad input become explanations."""
-        tools = self.tools()
-        fn = tools.get(call.name)
-        if fn is None:
-            text = f"error: unknown tool {call.name!r}; the tools are {', '.join(sorted(tools))}."
-        else:
-            try:
-                text = fn(state, call.body)
-            except ToolInputError as exc:
-                text = f"error: {exc}"
-            except Exception as exc:  # noqa: BLE001 - a tool crash is an observation, not a crash
-                text = f"error: the {call.name} tool failed ({type(exc).__name__}: {exc})"
-        return format_result(call.name, text)
+        """One call's result text; unknown tools and bad input become explanations."""
+        return self.toolset.run(call, state)
 
     def syntax_help(self) -> str:
         """A reminder of the action syntax, sent after a malformed turn."""
-        forms = [f'<tool name="{name}">INPUT</tool>' for name in sorted(self.tools())]
+        forms = ['<tool_call>{"name": "NAME", "arguments": {...}}</tool_call>']
+        forms += [f'<tool name="{name}">INPUT</tool>' for name in self.toolset.names()]
         forms += [f"<{tag}>...</{tag}>" for tag in self.short_tags]
         forms += [f"a ```{lang} fenced block" for lang in self.fences]
         return ("Reply with tool calls (" + ", ".join(forms) + ") or with your final "
@@ -165,11 +171,11 @@ class ToolEpisode(Episode):
             return replace(self.final, info={**self.final.info,
                                              "error": "the episode is over; start a new one"})
         self.turn += 1
-        action = self.domain.parse(completion)
+        action = self.domain.parse(completion, self.turn)
         if action.kind == "answer":
             result = self._answer(completion)
         elif action.kind == "tool":
-            result = self._tools(action.calls)
+            result = self._tools(action.calls, completion)
         else:
             result = self._invalid(action.problem)
         if not result.done and self.turn >= self.max_turns:
@@ -193,15 +199,21 @@ class ToolEpisode(Episode):
                    f"have {attempts_left} more answer attempt{plural}.")
         return StepResult(self._observe(message), score, False, info)
 
-    def _tools(self, calls: list[ToolCall]) -> StepResult:
+    def _tools(self, calls: list[ToolCall], completion: str) -> StepResult:
         allowed = calls[: self.domain.calls_per_turn]
         self.state.tool_calls += len(allowed)
-        blocks = [self.domain.run_tool(self.state, call) for call in allowed]
+        results = [truncate(self.domain.run_tool(self.state, call).strip()) for call in allowed]
+        blocks = [format_result(call.name, text) for call, text in zip(allowed, results)]
         if len(calls) > len(allowed):
             blocks.append(f"(only the first {len(allowed)} tool calls of a message are run; "
                           f"{len(calls) - len(allowed)} were ignored.)")
+        note = turn_note(self.turn, self.max_turns)
+        results[-1] = f"{results[-1]}\n{note}"  # the budget travels with the last result
+        messages = [assistant_message(visible_text(completion), allowed)]
+        messages += [tool_message(call, text) for call, text in zip(allowed, results)]
         info = self._info("tool", [call.name for call in allowed])
-        return StepResult(self._observe("\n".join(blocks)), self._idle_score(), False, info)
+        return StepResult(self._observe("\n".join(blocks)), self._idle_score(), False, info,
+                          messages)
 
     def _invalid(self, problem: str) -> StepResult:
         self.state.invalid_actions += 1
@@ -254,6 +266,8 @@ def compose_prompt(task_text: str, tool_docs: list[str], answer_doc: str, *, max
     return (f"{task_text}\n\n"
             "How to act: each of your messages is either tool calls or your final answer.\n"
             f"Tools (each result comes back as <result tool=\"NAME\">...</result>):\n{tools}\n"
+            "Any tool may also be called as <tool_call>{\"name\": \"NAME\", \"arguments\": "
+            "{...}}</tool_call>, or through your API's function calling.\n"
             f"You may make up to {calls_per_turn} tool calls in one message, and you have at most "
             f"{max_turns} messages in total.\n"
             f"Final answer: reply with <answer>...</answer>; {answer_doc} "

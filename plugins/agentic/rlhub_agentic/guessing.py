@@ -17,10 +17,10 @@ import re
 from collections import Counter
 from typing import Any
 
-from rlhub import Task, Verdict
+from rlhub import Task, Tool, Verdict, tool
 
 from rlhub_agentic import answers, shopdb
-from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolFn, ToolInputError
+from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolInputError
 
 ANSWER_AFTER_HIT = "now give your final answer with <answer>{}</answer>."
 
@@ -40,11 +40,15 @@ class GuessNumberDomain(AgenticDomain):
         return {"prompt": prompt, "answer": answers.number_answer(float(secret)),
                 "gold": f"<answer>{secret}</answer>", "meta": {"low": low, "high": high}}
 
-    def tools(self) -> dict[str, ToolFn]:
-        return {"guess": self.respond}
+    def tools(self) -> list[Tool]:
+        return [tool(self.respond, name="guess", raw="number")]
 
-    def respond(self, state: EpisodeState, text: str) -> str:
-        """The responder: compare the guess with the secret."""
+    def respond(self, ctx: EpisodeState, number: str) -> str:
+        """Guess the secret integer; the reply says whether it is higher or lower.
+
+        number: your guess
+        """
+        state, text = ctx, number
         guess = answers.parse_number(text)
         if guess is None or not guess.is_integer():
             raise ToolInputError(f"expected one integer, found {text.strip()[:40]!r}.")
@@ -130,10 +134,15 @@ class TwentyQuestionsDomain(AgenticDomain):
                 "gold": f"<answer>{secret['name']}</answer>",
                 "meta": {"people": people}}
 
-    def tools(self) -> dict[str, ToolFn]:
-        return {"ask": self.respond}
+    def tools(self) -> list[Tool]:
+        return [tool(self.respond, name="ask", raw="question")]
 
-    def respond(self, state: EpisodeState, text: str) -> str:
+    def respond(self, ctx: EpisodeState, question: str) -> str:
+        """Ask whether the secret person matches; the reply is yes or no.
+
+        question: 'ATTRIBUTE OP VALUE', e.g. hair = red, age >= 40, eyes in blue, green
+        """
+        state, text = ctx, question
         secret = next(p for p in state.task.meta["people"]
                       if p["name"] == state.task.answer["value"])
         return "yes" if answer_question(secret, text) else "no"
@@ -176,10 +185,15 @@ class MastermindDomain(AgenticDomain):
         return {"prompt": prompt, "answer": {"type": "text", "value": secret},
                 "gold": f"<answer>{secret}</answer>", "meta": {"letters": self.letters}}
 
-    def tools(self) -> dict[str, ToolFn]:
-        return {"guess": self.respond}
+    def tools(self) -> list[Tool]:
+        return [tool(self.respond, name="guess", raw="code")]
 
-    def respond(self, state: EpisodeState, text: str) -> str:
+    def respond(self, ctx: EpisodeState, code: str) -> str:
+        """Try a code; the reply counts exact and misplaced letters.
+
+        code: the letters of your guess
+        """
+        state, text = ctx, code
         guess = normalize_code(text)
         if len(guess) != self.length or any(ch not in self.letters for ch in guess):
             raise ToolInputError(f"expected {self.length} letters from {self.letters}, found "

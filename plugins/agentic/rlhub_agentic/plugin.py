@@ -23,7 +23,7 @@ def _manifest(name: str, summary: str, tags: list[str], factory: str, params: di
               max_turns: int, repair_discount: float, sandbox: bool,
               **extra: Any) -> dict[str, Any]:
     manifest = {
-        "id": f"agentic/{name}-v1", "version": "1.0.0", "summary": summary,
+        "id": f"agentic/{name}-v2", "version": "2.0.0", "summary": summary,
         "license": "Apache-2.0", "tags": ["agentic", "multi-turn", *tags], "size": None,
         "reward": _reward(), "factory": f"rlhub_agentic.{factory}", "params": params,
         "turns": {"max_turns": max_turns, "repair_discount": repair_discount},

@@ -3,8 +3,10 @@
 A completion is one of three things:
 
 * an **answer**: it contains ``<answer>...</answer>`` (the last one counts); this ends the episode;
-* one or more **tool calls**: ``<tool name="NAME">INPUT</tool>``, or a domain's short forms
-  (``<sql>...</sql>``, a fenced ```` ```sql ```` block, ``<guess>...</guess>``, ...);
+* one or more **tool calls**, in any form :mod:`rlhub.tools` accepts (OpenAI ``tool_calls``, which
+  arrive rendered as Hermes ``<tool_call>{...}</tool_call>`` text, or ``<tool name="NAME">INPUT
+  </tool>``), or a domain's short forms (``<sql>...</sql>``, a fenced ```` ```sql ```` block,
+  ``<guess>...</guess>``, ...), which call the tool with its ``raw`` parameter;
 * anything else, which is a **malformed action** and earns a message explaining the syntax.
 
 ``<think>...</think>`` sections are ignored, so reasoning may quote actions freely. Parsing never
@@ -17,23 +19,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+from rlhub import ToolCall
+from rlhub.tools import number_calls, positioned_calls, strip_thinking
+
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
-_TOOL_OPEN = re.compile(r"<tool\s+name\s*=\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*>", re.IGNORECASE)
-_TOOL_CLOSE = re.compile(r"</tool\s*>", re.IGNORECASE)
 _FENCE_CLOSE = re.compile(r"```")
-_OPEN_TOOL = re.compile(r"<tool\b", re.IGNORECASE)
+_OPEN_TOOL = re.compile(r"<tool(?:\b|_call)", re.IGNORECASE)
 RESULT_CHARS = 2000
 MAX_ACTION_CHARS = 40_000
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool invocation: the tool's name and the raw text given to it."""
-
-    name: str
-    body: str
 
 
 @dataclass
@@ -50,11 +44,6 @@ class Action:
         if self.answer is not None:
             return "answer"
         return "tool" if self.calls else "invalid"
-
-
-def strip_thinking(text: str) -> str:
-    """The completion without ``<think>...</think>`` sections (an unclosed one runs to the end)."""
-    return _THINK.sub("", text)
 
 
 def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
@@ -106,27 +95,29 @@ def _spans(text: str, opening: re.Pattern[str],
     return spans
 
 
-def find_calls(text: str, short_tags: Iterable[str] = (),
-               fences: Mapping[str, str] | None = None) -> list[ToolCall]:
-    """Every tool call in ``text`` in order of appearance.
+def find_calls(text: str, raw_params: Mapping[str, str], short_tags: Iterable[str] = (),
+               fences: Mapping[str, str] | None = None, turn: int = 0) -> list[ToolCall]:
+    """Every tool call in ``text`` in order of appearance, with ids ``call_<turn>_<k>``.
 
-    ``short_tags`` names tools that may also be called as ``<name>...</name>``; ``fences`` maps a
-    fenced block's language to the tool it calls (``{"sql": "sql"}``).
+    ``raw_params`` maps a tool to the parameter a short form's text goes to; ``short_tags``
+    names tools that may also be called as ``<name>...</name>``; ``fences`` maps a fenced
+    block's language to the tool it calls (``{"sql": "sql"}``).
     """
-    found: list[tuple[int, ToolCall]] = []
-    for start, body in _spans(text, _TOOL_OPEN, _TOOL_CLOSE):
-        found.append((start.start(), ToolCall(start.group(1).lower(), body.strip())))
+    found = positioned_calls(text, raw_params)
     for name in short_tags:
         for start, body in _spans(text, _short_open(name), _short_close(name)):
-            found.append((start.start(), ToolCall(name, body.strip())))
+            found.append((start.start(), ToolCall(name, {raw_params.get(name, "input"):
+                                                         body.strip()})))
     for language, tool in (fences or {}).items():
         for start, body in _spans(text, _fence_open(language), _FENCE_CLOSE):
-            found.append((start.start(), ToolCall(tool, body.strip())))
-    return [call for _, call in sorted(found, key=lambda pair: pair[0])]
+            found.append((start.start(), ToolCall(tool, {raw_params.get(tool, "input"):
+                                                         body.strip()})))
+    return number_calls([call for _, call in sorted(found, key=lambda pair: pair[0])], turn)
 
 
-def parse_action(completion: object, *, short_tags: Iterable[str] = (),
-                 fences: Mapping[str, str] | None = None) -> Action:
+def parse_action(completion: object, *, raw_params: Mapping[str, str] | None = None,
+                 short_tags: Iterable[str] = (), fences: Mapping[str, str] | None = None,
+                 turn: int = 0) -> Action:
     """Classify one completion; see the module docstring. Never raises."""
     if not isinstance(completion, str):
         found = type(completion).__name__
@@ -138,7 +129,7 @@ def parse_action(completion: object, *, short_tags: Iterable[str] = (),
     if len(text) > MAX_ACTION_CHARS:
         return Action(problem=f"The message has {len(text)} characters; tool calls are read only "
                               f"from messages of at most {MAX_ACTION_CHARS}.")
-    calls = find_calls(text, short_tags, fences)
+    calls = find_calls(text, raw_params or {}, short_tags, fences, turn)
     if calls:
         return Action(calls=calls)
     return Action(problem=_diagnose(text))
@@ -150,7 +141,8 @@ def _diagnose(text: str) -> str:
     if _ANSWER_OPEN.search(text):
         return "Found <answer> without a closing </answer>."
     if _OPEN_TOOL.search(text):
-        return 'Found <tool ...> that is not a complete <tool name="NAME">INPUT</tool>.'
+        return ('Found <tool ...> or <tool_call> that is not a complete <tool name="NAME">'
+                'INPUT</tool> or <tool_call>{...}</tool_call>.')
     return "No tool call and no <answer>...</answer> was found."
 
 

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rlhub import Task
+from rlhub import Task, Tool, tool
 
 from rlhub_agentic import answers, shopdb
-from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolFn, ToolInputError
+from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolInputError
 from rlhub_agentic.jobs import sqldb
 from rlhub_agentic.sandboxed import JobFailed, run_job
 
@@ -265,12 +265,15 @@ class SqlDomain(AgenticDomain):
         return self.compose(text, [SQL_DOC.format(rows=self.max_rows)],
                               ANSWER_DOCS[question.kind])
 
-    def tools(self) -> dict[str, ToolFn]:
-        return {"sql": self.run_sql}
+    def tools(self) -> list[Tool]:
+        return [tool(self.run_sql, name="sql", raw="query")]
 
-    def run_sql(self, state: EpisodeState, body: str) -> str:
-        """The ``sql`` tool: one read-only query against the task's database, in the sandbox."""
-        query = body.strip()
+    def run_sql(self, ctx: EpisodeState, query: str) -> str:
+        """Run one read-only SQLite query against the shop's database (in the sandbox).
+
+        query: one SELECT statement
+        """
+        state, query = ctx, query.strip()
         if not query:
             raise ToolInputError("the query was empty; write one SELECT statement.")
         if len(query) > MAX_QUERY_CHARS:

@@ -15,10 +15,10 @@ import random
 import re
 from typing import Any
 
-from rlhub import Task
+from rlhub import Task, Tool, tool
 
 from rlhub_agentic import answers, apiworlds, calc, problems
-from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolFn, ToolInputError
+from rlhub_agentic.episode import AgenticDomain, EpisodeState, ToolInputError
 from rlhub_agentic.jobs.webapi import MUTATING
 from rlhub_agentic.sandboxed import JobFailed, run_job
 
@@ -35,6 +35,22 @@ TOOL_DOCS = {
             "Routes: {routes}."),
 }
 WORD_PROBLEMS = {"calculator": problems.CALCULATOR, "units": problems.UNITS}
+
+
+def calculator(ctx: EpisodeState, expression: str) -> str:
+    """Evaluate arithmetic (+ - * / // % **, parentheses, sqrt, log, exp, round, min, max, pi, e).
+
+    expression: the expression, e.g. 2*(3+4)/7
+    """
+    return calc.calculate(expression)
+
+
+def convert(ctx: EpisodeState, request: str) -> str:
+    """Convert a quantity between units of length, mass, time, volume, speed or temperature.
+
+    request: '<number> <unit> to <unit>', e.g. 3.5 mi to km
+    """
+    return calc.convert(request)
 
 
 def parse_api_call(text: str) -> list[Any]:
@@ -95,15 +111,18 @@ class ToolUseDomain(AgenticDomain):
     def new_state(self, task: Task) -> dict[str, Any]:
         return {"history": []}
 
-    def tools(self) -> dict[str, ToolFn]:
-        available: dict[str, ToolFn] = {"calculator": lambda state, text: calc.calculate(text),
-                                        "convert": lambda state, text: calc.convert(text),
-                                        "api": self.call_api}
-        return {name: available[name] for name in self.tool_names}
+    def tools(self) -> list[Tool]:
+        available = {"calculator": tool(calculator, raw="expression"),
+                     "convert": tool(convert, raw="request"),
+                     "api": tool(self.api, raw="request")}
+        return [available[name] for name in self.tool_names]
 
-    def call_api(self, state: EpisodeState, text: str) -> str:
-        """The ``api`` tool: one request to the task's API, replayed in the sandbox."""
-        call = parse_api_call(text)
+    def api(self, ctx: EpisodeState, request: str) -> str:
+        """Call the task's HTTP API; you see the status and the JSON body.
+
+        request: 'METHOD /path [JSON body]', e.g. GET /items?page=1
+        """
+        state, call = ctx, parse_api_call(request)
         history: list[list[Any]] = state.data["history"]
         if len(history) >= MAX_HISTORY:
             raise ToolInputError(f"this episode already made {MAX_HISTORY} state-changing calls.")

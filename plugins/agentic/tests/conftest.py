@@ -36,7 +36,7 @@ def drive(domain, task, policy: Policy) -> list[StepResult]:
 
 @pytest.fixture
 def domain() -> Callable[[str], rlhub.Domain]:
-    return lambda name: rlhub.registry().get(f"agentic/{name}-v1")
+    return lambda name: rlhub.registry().get(f"agentic/{name}-v2")
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def test_an_episode_only_component_with_a_nonzero_weight_is_rejected():
 
 
 def test_sampling_is_deterministic_and_tasks_survive_a_json_round_trip():
-    domain = rlhub.registry().get("agentic/shop-api-v1")
+    domain = rlhub.registry().get("agentic/shop-api-v2")
     first, again = domain.task("train", 5, 11), domain.task("train", 5, 11)
     assert first == again
     assert rlhub.Task.from_dict(json.loads(json.dumps(first.to_dict()))) == first

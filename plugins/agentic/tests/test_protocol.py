@@ -4,7 +4,8 @@ import pytest
 
 from rlhub_agentic import answers, calc
 from rlhub_agentic.episode import ToolInputError
-from rlhub_agentic.protocol import ToolCall, extract_answer, parse_action
+from rlhub import ToolCall
+from rlhub_agentic.protocol import extract_answer, parse_action
 
 
 def test_an_answer_tag_wins_over_tool_calls_in_the_same_message():
@@ -12,11 +13,13 @@ def test_an_answer_tag_wins_over_tool_calls_in_the_same_message():
     assert action.kind == "answer" and action.answer == "2"
 
 
-def test_tool_calls_are_found_in_order_across_long_short_and_fenced_forms():
-    text = "<sql>SELECT 1</sql>\n```sql\nSELECT 2\n```\n<tool name='SQL'>SELECT 3</tool>"
-    action = parse_action(text, short_tags=["sql"], fences={"sql": "sql"})
-    assert action.calls == [ToolCall("sql", "SELECT 1"), ToolCall("sql", "SELECT 2"),
-                            ToolCall("sql", "SELECT 3")]
+def test_tool_calls_are_found_in_order_across_json_long_short_and_fenced_forms():
+    text = ("<sql>SELECT 1</sql>\n```sql\nSELECT 2\n```\n<tool name='SQL'>SELECT 3</tool>\n"
+            '<tool_call>{"name": "sql", "arguments": {"query": "SELECT 4"}}</tool_call>')
+    action = parse_action(text, raw_params={"sql": "query"}, short_tags=["sql"],
+                          fences={"sql": "sql"}, turn=3)
+    assert action.calls == [ToolCall("sql", {"query": f"SELECT {k}"}, f"call_3_{k - 1}")
+                            for k in (1, 2, 3, 4)]
 
 
 def test_thinking_is_ignored_so_quoted_actions_do_not_count():
@@ -28,7 +31,8 @@ def test_thinking_is_ignored_so_quoted_actions_do_not_count():
 @pytest.mark.parametrize("text, problem", [
     ("", "The message was empty."),
     ("<answer>12", "Found <answer> without a closing </answer>."),
-    ('<tool name="calculator">2+2', "Found <tool ...> that is not a complete"),
+    ('<tool name="calculator">2+2', "Found <tool ...> or <tool_call> that is not a complete"),
+    ('<tool_call>{"name": "x"', "Found <tool ...> or <tool_call> that is not a complete"),
     ("just chatting", "No tool call and no <answer>...</answer> was found."),
 ])
 def test_malformed_messages_are_explained_not_raised(text, problem):
