@@ -247,7 +247,7 @@ def run(sc: Scenario, strategy: str, setup: Setup, seed: int) -> dict[str, float
     """One training run; returns the four metrics."""
     setup = dataclasses.replace(setup, **sc.setup)
     world = World(sc, setup, seed)
-    sched = rlhub.Scheduler.from_config(mixture(sc, strategy, setup))
+    sched = rlhub.Scheduler.simulation(mixture(sc, strategy, setup))
     names = [f"d{d}" for d in range(sc.k)]
     scales = np.asarray(sc.scales)
     curve = [world.accuracy()]
@@ -369,7 +369,7 @@ def scale_bench(domains: int = 500, groups: int = 256, group_size: int = 8,
     for path in ("observe_batch", "observe"):
         config = {"strategy": "adaptive", "domains": {
             f"s{d:03d}": {"size": 1000, "reward_range": [0, 1]} for d in range(domains)}}
-        sched = rlhub.Scheduler.from_config(config)
+        sched = rlhub.Scheduler.simulation(config)
         nested = rewards.tolist() if path == "observe" else None
         total, decide = [], []
         for rep in range(reps):

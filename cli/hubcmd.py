@@ -82,16 +82,23 @@ def pull(
     ),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Download an environment, verify every hash, and install it under $RLHUB_HOME/envs."""
+    """Download an environment, check it (hashes, files, datasets, policy, probes) and install it
+    under $RLHUB_HOME/envs; --json prints every check's result."""
+    from rlhub.hub.publish.errors import HubError
     from rlhub.hub.publish.pull import PullOptions
     from rlhub.hub.publish.pull import pull as do_pull
     from rlhub.plugins import reset
 
     options = PullOptions(trust_remote_code, update, expect_lock, project_lock)
-    result = do_pull(ref, options, registry=get_registry())
+    try:
+        result = do_pull(ref, options, registry=get_registry())
+    except HubError as exc:
+        if json_out:  # every check that ran, the failed one last, then the error as usual
+            emit_json({"ok": False, "error": str(exc), "checks": getattr(exc, "checks", [])})
+        raise
     reset()  # the next registry() rediscovers, and sees the new domains
     if json_out:
-        emit_json(result.to_dict())
+        emit_json({"ok": True, **result.to_dict()})
         return
     typer.echo(
         f"verified bundle {result.bundle} ({result.name}) and installed it in {result.path}"
@@ -101,7 +108,10 @@ def pull(
     if result.pinned:
         typer.echo(f"  pinned {result.resolved} in {result.pinned}", err=True)
     for domain_id in result.registered:
-        typer.echo(f"  registered {domain_id}", err=True)
+        marks = result.hackable.get(domain_id)
+        note = (f" (hackable: {', '.join(marks)}, as your pull.hackable policy says)"
+                if marks else "")
+        typer.echo(f"  registered {domain_id}{note}", err=True)
     for wheel in result.wheels:
         if not wheel["installed"]:
             typer.echo(

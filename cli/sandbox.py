@@ -9,16 +9,7 @@ from pathlib import Path
 import typer
 
 from rlhub.cli.common import JsonOpt, emit_json, fail, get_registry, handle_errors
-
-LANGUAGE_OF_SUFFIX = {
-    ".py": "python",
-    ".sh": "bash",
-    ".c": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".js": "javascript",
-    ".mjs": "javascript",
-}
+from rlhub.errors import did_you_mean
 
 sandbox_app = typer.Typer(
     help="Run code in a sandbox and inspect the sandboxes.", no_args_is_help=True
@@ -36,7 +27,8 @@ def exec_file(
     backend: str = typer.Option("local", help="A registered backend: local, docker, ray or "
                                 "a plugin's."),
     language: str = typer.Option(
-        None, help="python, bash, c, cpp or javascript (default: from the file's suffix)."
+        None, help="A registered language (`rlhub sandbox info` lists them; default: the one "
+        "whose suffixes include the file's)."
     ),
     wall_s: float = typer.Option(10.0, "--wall-s", help="Wall-clock limit, seconds."),
     cpu_s: float = typer.Option(10.0, "--cpu-s", help="CPU-time limit, seconds."),
@@ -63,9 +55,16 @@ def exec_file(
     registry = get_registry()
     if backend not in registry.sandboxes.names():
         fail(f"--backend: expected one of {registry.sandboxes.names()}, found {backend!r}")
-    language = language or LANGUAGE_OF_SUFFIX.get(file.suffix)
+    languages = registry.languages()
     if language is None:
-        fail(f"cannot tell the language of {file.name!r} from its suffix; pass --language")
+        spec = languages.by_suffix(file.suffix)
+        if spec is None:
+            fail(f"cannot tell the language of {file.name!r} from its suffix; pass --language "
+                 f"(one of {', '.join(languages.names())})")
+        language = spec.name
+    elif language not in languages:
+        fail("--language: " + did_you_mean(
+            language, languages.names(), what="sandbox language", listing="rlhub sandbox info"))
     limits = Limits(
         wall_s=wall_s,
         cpu_s=cpu_s,

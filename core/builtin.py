@@ -1,5 +1,5 @@
-"""rlhub's own hook implementations: the built-in verifiers, sandbox backends, strategies and
-factories, all answering last."""
+"""rlhub's own hook implementations: the built-in verifiers, sandbox backends and languages,
+strategies and factories, all answering last."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from rlhub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from rlhub.policy.protocol import Policy
-    from rlhub.scheduler.core import SchedulerLike
 
 # rlhub's own sandbox backends: name -> class called with the options.
 SANDBOX_BACKENDS = {
@@ -31,20 +30,26 @@ def rlhub_sandbox_backends() -> dict[str, str]:
     return dict(SANDBOX_BACKENDS)
 
 
+# rlhub's own mixture strategies: name -> class called with the config. When no plugin's
+# ``rlhub_make_scheduler`` answers, ``Scheduler.from_config`` runs the strategy itself.
+BUILTIN_STRATEGIES = {
+    "adaptive": "rlhub.scheduler.adaptive:Adaptive",
+    "static": "rlhub.scheduler.strategies:Static",
+    "temperature": "rlhub.scheduler.strategies:Temperature",
+    "uniform": "rlhub.scheduler.strategies:Uniform",
+}
+
+
+@hookimpl(trylast=True)
+def rlhub_sandbox_languages() -> dict[str, dict[str, Any]]:
+    from rlhub.sandbox.languages import builtin_table
+
+    return builtin_table()
+
+
 @hookimpl(trylast=True)
 def rlhub_scheduler_strategies() -> dict[str, str]:
-    from rlhub.scheduler.core import BUILTIN_STRATEGIES
-
     return dict(BUILTIN_STRATEGIES)
-
-
-@hookimpl(trylast=True)
-def rlhub_make_scheduler(config: dict[str, Any], registry: Any) -> SchedulerLike | None:
-    from rlhub.scheduler import Scheduler
-
-    if registry is not None and config.get("strategy") not in registry.strategy_refs():
-        return None  # from_config reports it when no plugin answers
-    return Scheduler(config, registry)
 
 
 @hookimpl(trylast=True)

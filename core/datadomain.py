@@ -14,36 +14,37 @@ rows are read only when the domain is first used.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
-import json
 import random
 import threading
-from dataclasses import dataclass
+from array import array
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from rlhub.domain import Domain
 from rlhub.errors import ManifestError
+from rlhub.gradingdata import answer_problems, spec_problems
+from rlhub.installs import INSTALL_RECORD, read_record
 from rlhub.manifest import Manifest, schema_errors
 from rlhub.task import Task, task_id
+from rlhub.yamldata import YamlRefused, load_yaml
 
 if TYPE_CHECKING:
+    from rlhub.datasets import Rows
     from rlhub.trust import UntrustedEnv
 
-INSTALL_RECORD = ".rlhub-pull.json"  # what `rlhub pull` writes in each installed environment
 GOLD_FROM_ANSWER = {"exact": "{answer}", "math": "The answer is \\boxed{{{answer}}}."}
 
 
 def read_domain_file(path: Path) -> dict[str, Any]:
     """Parse and validate a domain file; errors name the file and the field."""
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"domain file {path}: expected YAML, found a syntax error: {exc}") from exc
+        raw = load_yaml(path.read_text())
+    except YamlRefused as exc:
+        raise ManifestError(f"domain file {path}: {exc}") from None
     errors = schema_errors("domainfile", raw)
     if errors:
         domain = raw.get("id", "<no id>") if isinstance(raw, dict) else "<not a mapping>"
@@ -53,10 +54,12 @@ def read_domain_file(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class PulledEnv:
-    """The pulled environment a domain file belongs to, and whether it was pulled with trust."""
+    """The pulled environment a domain file belongs to, whether it was pulled with trust, and
+    the probe classes its pull found each domain hackable by (``{domain id: [class]}``)."""
 
     name: str
     trusted: bool
+    hackable: dict[str, list[str]] = field(default_factory=dict)
 
 
 def pulled_env(path: str | Path, home: Path) -> PulledEnv | None:
@@ -88,13 +91,11 @@ def recorded_env(path: str | Path) -> PulledEnv | None:
 
 def _recorded(folder: Path) -> PulledEnv:
     """``folder``'s environment, trusted only if its install record says so."""
-    try:
-        record = json.loads((folder / INSTALL_RECORD).read_text())
-    except (OSError, ValueError):
-        record = {}
-    if not isinstance(record, dict):
-        record = {}
-    return PulledEnv(str(record.get("name") or folder.parent.name), record.get("trusted") is True)
+    record = read_record(folder)
+    marks = record.get("hackable") if isinstance(record.get("hackable"), dict) else {}
+    return PulledEnv(str(record.get("name") or folder.parent.name), record.get("trusted") is True,
+                     {str(k): [str(c) for c in v] for k, v in marks.items()
+                      if isinstance(v, list)})
 
 
 def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> Manifest:
@@ -109,6 +110,9 @@ def manifest_from_file(path: Path, *, untrusted: UntrustedEnv | None = None) -> 
     raw = read_domain_file(path)
     if untrusted is not None:
         refuse_untrusted(raw, untrusted, f"domain file {path}")
+    grading = spec_problems(raw["verifier"])
+    if grading:
+        raise ManifestError(f"domain file {path}, domain {raw['id']!r}: " + "; ".join(grading))
     verifier = raw["verifier"] if isinstance(raw["verifier"], dict) else {"name": raw["verifier"]}
     name = verifier["name"]
     reward = raw.get("reward") or DEFAULT_REWARDS.get(name)
@@ -157,59 +161,6 @@ def refuse_untrusted(raw: dict[str, Any], env: UntrustedEnv, where: str) -> None
                             f"{env.name!r}: " + "; ".join(problems) + ". " + advice(env))
 
 
-MAX_DATASET_BYTES = 1 << 30  # the most a dataset may expand to in memory (1 GiB)
-
-
-def read_rows(dataset: str, base_dir: str) -> list[dict[str, Any]]:
-    """Every row of a .jsonl, .jsonl.gz or .parquet dataset, local or through fsspec.
-
-    A dataset that would expand beyond :data:`MAX_DATASET_BYTES` (a compression bomb, say) is
-    refused before it is expanded.
-    """
-    import fsspec
-
-    url = dataset if "://" in dataset else str(Path(base_dir, dataset))
-    with fsspec.open(url, "rb") as fh:
-        data = fh.read(MAX_DATASET_BYTES + 1)
-    _check_size(url, len(data), "")
-    if url.endswith(".parquet"):
-        return _parquet_rows(url, data)
-    if url.endswith(".gz"):
-        data = _gunzip(url, data)
-    rows = []
-    for n, line in enumerate(data.decode().splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                raise ManifestError(f"dataset {url} line {n}: expected a JSON object: {exc}") from exc
-    return rows
-
-
-def _check_size(url: str, size: int, how: str) -> None:
-    if size > MAX_DATASET_BYTES:
-        raise ManifestError(f"dataset {url}: expected at most {MAX_DATASET_BYTES} bytes{how}, "
-                            f"found more; split it into several domains")
-
-
-def _gunzip(url: str, data: bytes) -> bytes:
-    with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-        out = fh.read(MAX_DATASET_BYTES + 1)
-    _check_size(url, len(out), " once decompressed")
-    return out
-
-
-def _parquet_rows(url: str, data: bytes) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
-    from rlhub.parquet import parquet_table
-
-    meta = pq.ParquetFile(io.BytesIO(data)).metadata
-    expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    _check_size(url, expanded, " once decoded")
-    return parquet_table(data).to_pylist()
-
-
 TEST_FIELDS = ("tests", "entry_point", "asserts", "setup")
 
 
@@ -233,43 +184,73 @@ def row_tests(row: dict[str, Any], fields: dict[str, Any], rid_hint: str) -> dic
 
 
 class DataDomain(Domain):
-    """A domain whose tasks are the rows of a dataset; see the module docstring."""
+    """A domain whose tasks are the rows of a dataset; see the module docstring.
+
+    The dataset is read once, on first use (:func:`rlhub.datasets.read_dataset`, under the
+    user's caps): only the mapped columns are kept, compactly, and the row indices of each split;
+    a row becomes Python values only when a task is made from it.
+    """
+
+    ORDERS_KEPT = 8  # shuffled orders kept, by (split, seed)
 
     def __init__(self, manifest: Manifest):
         super().__init__(manifest)
-        self._rows: dict[str, list[dict[str, Any]]] | None = None
-        self._orders: dict[tuple[str, int], list[int]] = {}
+        self._data: Rows | None = None
+        self._splits: dict[str, Sequence[int]] = {}
+        self._orders: OrderedDict[tuple[str, int], Sequence[int]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def rows(self, split: str) -> list[dict[str, Any]]:
+    def rows(self, split: str) -> Sequence[dict[str, Any]]:
+        """The rows of ``split`` (a view: each row is decoded when it is read)."""
         with self._lock:
-            if self._rows is None:
-                self._rows = self._split(read_rows(self.params["dataset"], self.params["base_dir"]))
-        rows = self._rows.get(split, [])
-        if not rows:
+            if self._data is None:
+                self._data = self._read()
+        indices = self._splits.get(split, ())
+        if not indices:
             raise ValueError(f"domain {self.id!r}: split {split!r} has no rows")
+        return _View(self._data, indices)
+
+    def _read(self) -> Rows:
+        from rlhub.datasets import DatasetCaps, read_dataset
+        from rlhub.userconfig import load_user_config
+
+        spec, fields = self.params["split"], self.params["fields"]
+        assign = _SplitAssigner(spec, fields, self.manifest.data["splits"])
+        try:
+            rows = read_dataset(self.params["dataset"], self.params["base_dir"], columns(fields),
+                                DatasetCaps.from_config(load_user_config()), assign.keys,
+                                assign if assign.keys else None)
+        except ManifestError as exc:
+            raise ManifestError(f"domain {self.id!r}: {exc}") from None
+        self._splits = assign.splits(len(rows))
         return rows
 
-    def _split(self, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        spec, fields = self.params["split"], self.params["fields"]
-        missing = sorted({c for c in columns(fields) for r in rows[:1] if c not in r})
-        if missing:
-            raise ManifestError(f"domain {self.id!r}: expected dataset columns {missing} "
-                                f"(from fields), found {sorted(rows[0]) if rows else []}")
-        if spec == "all" or not isinstance(spec, dict):
-            return {s: rows for s in self.manifest.data["splits"]}
-        if "column" in spec:
-            out: dict[str, list[dict[str, Any]]] = {}
-            for row in rows:
-                out.setdefault(str(row[spec["column"]]), []).append(row)
-            return out
-        frac = spec.get("test_fraction", 0.2)
-        out = {"train": [], "test": []}
-        for i, row in enumerate(rows):
-            key = str(row.get(fields.get("id", ""), i)).encode()
-            bucket = int.from_bytes(hashlib.sha256(key).digest()[:4], "big") / 2**32
-            out["test" if bucket < frac else "train"].append(row)
-        return out
+    def _order(self, split: str, seed: int, n: int) -> Sequence[int]:
+        """The shuffled order of ``split`` for ``seed`` (the last few kept)."""
+        key = (split, seed)
+        with self._lock:
+            order = self._orders.get(key)
+            if order is not None:
+                self._orders.move_to_end(key)
+                return order
+        order = array("q", range(n))
+        if seed:
+            random.Random(f"{self.id}/{split}/{seed}").shuffle(order)  # type: ignore[arg-type]
+        with self._lock:
+            self._orders[key] = order
+            while len(self._orders) > self.ORDERS_KEPT:
+                self._orders.popitem(last=False)
+        return order
+
+    def _check_answer(self, answer: Any, row_id: Any, index: int) -> None:
+        """A row's schema that refers outside itself is refused naming the domain and row
+        (``rlhub pull`` checks every row, and its patterns too, before installing)."""
+        if not isinstance(answer, dict):
+            return
+        where = f"domain {self.id!r}, row {row_id if row_id is not None else index}"
+        problems = answer_problems(self.manifest.data["verifier"], answer, where, patterns=False)
+        if problems:
+            raise ManifestError("; ".join(problems))
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
         raise NotImplementedError  # tasks come from rows; see task()
@@ -277,15 +258,10 @@ class DataDomain(Domain):
     def task(self, split: str, seed: int, index: int) -> Task:
         self._check_split(split)
         rows = self.rows(split)
-        order = self._orders.get((split, seed))
-        if order is None:
-            order = list(range(len(rows)))
-            if seed:
-                random.Random(f"{self.id}/{split}/{seed}").shuffle(order)
-            self._orders[(split, seed)] = order
-        row = rows[order[index % len(rows)]]
+        row = rows[self._order(split, seed, len(rows))[index % len(rows)]]
         f = self.params["fields"]
         answer = row.get(f["answer"]) if "answer" in f else None
+        self._check_answer(answer, row.get(f.get("id", "")), index)
         meta = row_tests(row, f, rid_hint=f"{self.id} row {row.get(f.get('id', ''), index)}")
         gold = row.get(f["gold"]) if "gold" in f else None
         template = GOLD_FROM_ANSWER.get(self.manifest.data["verifier"]["name"])
@@ -294,3 +270,53 @@ class DataDomain(Domain):
         rid = f"{self.id}:{row[f['id']]}" if "id" in f else task_id(self.id, split, seed, index)
         return Task(id=rid, domain=self.id, prompt=row[f["prompt"]], answer=answer, gold=gold,
                     meta=meta)
+
+
+class _View(Sequence[dict[str, Any]]):
+    """The rows of one split: ``indices`` into the dataset's rows."""
+
+    def __init__(self, rows: Rows, indices: Sequence[int]):
+        self._rows, self._indices = rows, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:  # type: ignore[override]
+        return self._rows[self._indices[index]]
+
+
+class _SplitAssigner:
+    """Which split each row goes to, from the columns :attr:`keys` as the dataset is read.
+
+    ``split: all`` (or no mapping): every split has every row. ``{column: C}``: a row goes to the
+    split its column C names. ``{test_fraction: f}``: a row goes to ``test`` when the sha256 of
+    its id (its index without one) falls below ``f``.
+    """
+
+    def __init__(self, spec: Any, fields: dict[str, Any], splits: list[str]):
+        self.mode = "all" if spec == "all" or not isinstance(spec, dict) else (
+            "column" if "column" in spec else "fraction")
+        self.column = spec.get("column") if self.mode == "column" else None
+        self.fraction = spec.get("test_fraction", 0.2) if self.mode == "fraction" else 0.0
+        self.id_column = fields.get("id")
+        self.keys = ([self.column] if self.column else [self.id_column]
+                     if self.mode == "fraction" and self.id_column else [])
+        self._indices: dict[str, array[int]] = {}
+        self._names = splits
+
+    def __call__(self, index: int, row: dict[str, Any]) -> None:
+        if self.mode == "column":
+            split = str(row[self.column])
+        else:
+            key = str(row[self.id_column] if self.id_column else index).encode()
+            bucket = int.from_bytes(hashlib.sha256(key).digest()[:4], "big") / 2**32
+            split = "test" if bucket < self.fraction else "train"
+        self._indices.setdefault(split, array("q")).append(index)
+
+    def splits(self, n: int) -> dict[str, Sequence[int]]:
+        if self.mode == "all":
+            return {s: range(n) for s in self._names}
+        if self.mode == "fraction" and not self.keys:  # no id column: by index alone
+            for i in range(n):
+                self(i, {})
+        return dict(self._indices)

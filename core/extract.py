@@ -37,6 +37,12 @@ def last_code_block(text: str, languages: tuple[str, ...] = ()) -> str | None:
     return (tagged or [body for _, body in blocks])[-1]
 
 
+def last_fence(text: str) -> tuple[str, str] | None:
+    """The language tag (lower-case, maybe empty) and body of the last fenced block, or None."""
+    blocks = _FENCE.findall(text)
+    return (blocks[-1][0].lower(), blocks[-1][1]) if blocks else None
+
+
 def code_of(completion: str, languages: tuple[str, ...] = ()) -> str:
     """The program in a completion: the last fenced block if there are fences, else all of it."""
     block = last_code_block(completion, languages)

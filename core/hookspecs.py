@@ -88,6 +88,24 @@ def rlhub_sandbox_backends() -> dict[str, str]:
 
 
 @hookspec
+def rlhub_sandbox_languages() -> dict[str, dict[str, Any]]:
+    """Declare the languages sandbox jobs may be written in.
+
+    :return: A mapping from language name (a lower-case word: ``"cpp"``, ``"csharp"``) to its
+        spec dict: ``source`` (file name the code goes to), ``run`` (argv), optional ``compile``
+        (argv; run as a job phase with its own budget), ``packages`` (Debian packages of the
+        toolchain) and ``paths`` (more host paths) a job must see, ``env``, ``version`` (argv of
+        a version probe), ``suffixes``, ``fences``, and the memory behaviour of its runtime
+        (``address_space_mb``, ``memory_words``); see :class:`rlhub.sandbox.languages.Language`.
+        A plugin's spec overrides a built-in of the same name.
+
+    Who implements: rlhub itself (its built-in languages, ``sandbox/languages.toml``) and any
+    plugin adding a language. When called: once per registry, when a sandbox backend starts and
+    when the command line or a domain asks which languages exist.
+    """
+
+
+@hookspec
 def rlhub_scheduler_strategies() -> dict[str, str]:
     """Declare mixture strategies by name.
 
@@ -117,17 +135,18 @@ def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Backend | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_scheduler(config: dict[str, Any], registry: Registry | None
+def rlhub_make_scheduler(config: dict[str, Any], registry: Registry
                          ) -> SchedulerLike | None:
     """Build the domain scheduler for a mixture.
 
     :param config: The validated mixture config (``strategy``, ``domains``, ...).
-    :param registry: The registry to sample tasks from, or None for simulations.
+    :param registry: The registry to sample tasks from.
     :return: An object with the :class:`rlhub.Scheduler` API, or None to let another plugin answer.
 
-    Stops at first non-None result. Who implements: rlhub (every strategy
-    ``rlhub_scheduler_strategies`` declares, trylast) and plugins shipping a scheduler of their
-    own. When called: by ``Scheduler.from_config``.
+    Stops at first non-None result. Who implements: plugins shipping a scheduler of their own;
+    when none answers, ``Scheduler.from_config`` runs the mixture's strategy (any that
+    ``rlhub_scheduler_strategies`` declares) in the built-in :class:`rlhub.Scheduler`. When
+    called: by ``Scheduler.from_config``.
     """
 
 

@@ -44,16 +44,18 @@ def schema(name: str) -> dict[str, Any]:
 
 @functools.cache
 def _validator(name: str) -> Any:
-    import jsonschema  # deferred: a listing whose manifests are all known valid never imports it
+    from rlhub.jsonschemas import validator  # deferred: a listing of known-valid manifests
+                                             # never imports jsonschema
 
-    return jsonschema.Draft202012Validator(schema(name))
+    return validator(schema(name))
 
 
 class ValidCache:
     """Content hashes of manifests already found valid, kept in :func:`rlhub.home.rlhub_cache`.
 
     Validating a manifest costs milliseconds and a listing validates hundreds; a manifest whose
-    canonical JSON hashes to a known-valid digest (under the same schema) is not validated again.
+    canonical JSON, with the plugin and distribution that declare it, hashes to a known-valid
+    digest (under the same schema) is not validated again. Only plain JSON data is cached.
     """
 
     def __init__(self) -> None:
@@ -68,8 +70,14 @@ class ValidCache:
         self.new: list[str] = []
 
     @staticmethod
-    def key(raw: Any) -> str:
-        return hashlib.sha256(json.dumps(raw, sort_keys=True, default=repr).encode()).hexdigest()
+    def key(raw: Any, plugin: str, distribution: str) -> str:
+        """The digest of ``raw`` with the plugin and distribution it came from, or "" (never
+        cached) when ``raw`` is not plain JSON data: a tuple or an object would encode like a
+        list or a string that validates differently."""
+        if not _plain(raw):
+            return ""
+        blob = json.dumps([plugin, distribution, raw], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def add(self, key: str) -> None:
         self.known.add(key)
@@ -85,6 +93,23 @@ class ValidCache:
         except OSError:
             pass  # a read-only home only costs speed
         self.new.clear()
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON data exactly: dicts with string keys, lists, strings, numbers,
+    booleans and None (a quick walk, no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) not in (str, int, float, bool, type(None)):
+            return False
+    return True
 
 
 def schema_errors(name: str, data: Any) -> list[str]:
@@ -117,7 +142,7 @@ class Manifest:
         ``raw`` becomes part of the manifest: callers hand over a fresh dict.
         """
         domain = raw.get("id", "<no id>") if isinstance(raw, dict) else "<not a mapping>"
-        key = ValidCache.key(raw) if cache is not None else ""
+        key = ValidCache.key(raw, plugin, distribution) if cache is not None else ""
         errors = [] if key and key in cache.known else schema_errors("manifest", raw)  # type: ignore[union-attr]
         if not errors and not raw["id"].startswith(f"{plugin}/"):
             errors.append(f"field id: expected the namespace '{plugin}/' of plugin {plugin!r}")
@@ -125,7 +150,7 @@ class Manifest:
             errors = _reward_errors(raw["reward"])
         if errors:
             raise ManifestError(f"plugin {plugin!r}, domain {domain!r}: " + "; ".join(errors))
-        if cache is not None and key not in cache.known:
+        if cache is not None and key and key not in cache.known:
             cache.add(key)
         data = defaults()
         for name, value in raw.items():

@@ -188,13 +188,14 @@ def _read(source: str | os.PathLike[str] | dict[str, Any]) -> tuple[Any, str]:
         text = path.read_text()
     except OSError as exc:
         raise SchedulerError(f"{where}: expected a readable file, found {exc.strerror}") from exc
-    import yaml
+    from rlhub.yamldata import YamlRefused, load_yaml
 
-    kind = "JSON" if path.suffix == ".json" else "YAML"
     try:
-        return (json.loads(text) if kind == "JSON" else yaml.safe_load(text)), where
-    except (ValueError, yaml.YAMLError) as exc:
-        raise SchedulerError(f"{where}: expected {kind}, found a syntax error: {exc}") from exc
+        return (json.loads(text) if path.suffix == ".json" else load_yaml(text)), where
+    except YamlRefused as exc:
+        raise SchedulerError(f"{where}: {exc}") from None
+    except ValueError as exc:
+        raise SchedulerError(f"{where}: expected JSON, found a syntax error: {exc}") from exc
 
 
 def _entries(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

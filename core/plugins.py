@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import inspect
 import os
 import sys
 import threading
@@ -43,7 +44,9 @@ from rlhub.manifest import Manifest
 from rlhub.refs import load_object
 
 if TYPE_CHECKING:
+    from rlhub.installs import Pin
     from rlhub.sandbox import Backend, Sandboxes
+    from rlhub.sandbox.languages import Languages
     from rlhub.trust import Policy, UntrustedEnv
     from rlhub.verifiers import Verifiers
     from rlhub.verifiers.routes import JudgeRoutes
@@ -79,13 +82,19 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
-def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
-    """Data-only domain files in discovery order (step 3 of the module docstring)."""
+def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = (),
+                      pins: dict[str, Pin] | None = None, *, installed: bool = True) -> list[Path]:
+    """Data-only domain files in discovery order (step 3 of the module docstring): of each
+    pulled environment (unless not ``installed``), the bundle :func:`rlhub.installs.choose`
+    picks under ``pins`` (default: the project's, :func:`rlhub.installs.project_pins`)."""
+    from rlhub.installs import choices, project_lock_path, project_pins
+
     roots = [Path(p) for p in extra]
     roots += [Path(p) for p in os.environ.get("RLHUB_DOMAINS_PATH", "").split(os.pathsep) if p]
-    envs = rlhub_home() / "envs"
-    if envs.is_dir():
-        roots += sorted(envs.glob("*/*/domains"))
+    if installed:
+        pins = project_pins(project_lock_path()) if pins is None else pins
+        roots += [c.install.folder / "domains" for c in choices(rlhub_home(), pins)
+                  if c.install is not None]
     files: list[Path] = []
     for root in roots:
         files += sorted(root.glob("*.yaml")) + sorted(root.glob("*.yml")) if root.is_dir() else [root]
@@ -110,10 +119,17 @@ class Registry:
                  plugins: Iterable[ModuleType | object] = (),
                  sandbox: str | Backend | None = None,
                  versions: Callable[[str], str] | None = None,
-                 judges: dict[str, Any] | None = None):
+                 judges: dict[str, Any] | None = None,
+                 project_lock: str | os.PathLike[str] | None = None,
+                 installed: bool = True):
+        from rlhub.installs import project_lock_path, project_pins
+
+        lock = Path(project_lock) if project_lock is not None else project_lock_path()
         self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
                         "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
-                        else None, "judges": judges}
+                        else None, "judges": judges, "project_lock": str(lock),
+                        "installed": installed}
+        self.pins = project_pins(lock) if installed else {}
         self.pm = pluggy.PluginManager("rlhub")
         self.pm.add_hookspecs(hookspecs)
         self.blocked = set(block) | set(_env_list("RLHUB_BLOCK_PLUGINS"))
@@ -125,6 +141,7 @@ class Registry:
         self._lock = threading.Lock()
         self._services_lock = threading.Lock()
         self._refs: dict[str, dict[str, str]] = {}
+        self._languages: Languages | None = None
         self._verifiers: Verifiers | None = None
         self._sandboxes: Sandboxes | None = None
         self._default_sandbox = sandbox
@@ -145,7 +162,10 @@ class Registry:
             name = getattr(plugin, "PLUGIN_NAME", None) or getattr(plugin, "__name__", "plugin")
             self._register(plugin, name.rsplit(".", 1)[-1], "(registered in code)", "")
         self._collect_manifests()
-        for path in domain_file_paths(self.options["domain_files"]):
+        if installed:
+            self._report_installs()
+        for path in domain_file_paths(self.options["domain_files"], self.pins,
+                                      installed=installed):
             self._load_domain_file(path)
         self._check_sandbox_kinds()
 
@@ -232,18 +252,33 @@ class Registry:
             return
         self._keep(manifest)
 
+    def _report_installs(self) -> None:
+        """Report each pulled environment discovery reads none of (a pin it cannot honour)."""
+        from rlhub.installs import choices
+
+        for choice in choices(rlhub_home(), self.pins):
+            if choice.problem:
+                self.errors.append(LoadError(choice.name, f"pulled environment {choice.name}",
+                                             choice.problem))
+                print(f"rlhub: {choice.problem}", file=sys.stderr)
+
     def _load_domain_file(self, path: Path) -> None:
         from rlhub.datadomain import manifest_from_file, pulled_env
         from rlhub.userconfig import ConfigError
 
         env = pulled_env(path, rlhub_home())
+        pin = self.pins.get(env.name) if env is not None else None
+        trusted = env is not None and env.trusted and (pin is None or pin.trusted)
         try:
-            untrusted = self._untrusted(env.name) if env and not env.trusted else None
+            untrusted = self._untrusted(env.name) if env and not trusted else None
             manifest = manifest_from_file(path, untrusted=untrusted)
         except (ManifestError, ConfigError, OSError) as exc:
             self.errors.append(LoadError(path.name, f"domain file {path}", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
             return
+        if env is not None and env.hackable.get(manifest.id):
+            marks = set(manifest.hackable) | set(env.hackable[manifest.id])
+            manifest.data["hackable"] = sorted(marks)  # what the pull's probes found
         if manifest.plugin not in self.blocked:
             self._keep(manifest, pulled=env is not None)
 
@@ -373,6 +408,21 @@ class Registry:
         """Every sandbox backend: ``{name: "module:attr"}``."""
         return self.named("rlhub_sandbox_backends")
 
+    def languages(self) -> Languages:
+        """Every sandbox language (:class:`rlhub.sandbox.languages.Languages`): what each
+        plugin's ``rlhub_sandbox_languages()`` declares, plugins overriding the built-ins;
+        asked once per registry."""
+        if self._languages is None:
+            from rlhub.sandbox.languages import from_declarations
+
+            declared = []
+            for impl in self.pm.hook.rlhub_sandbox_languages.get_hookimpls():  # built-ins first
+                with boundary(PluginError, f"{impl.plugin_name}.rlhub_sandbox_languages()"):
+                    declared.append((impl.plugin_name, dict(impl.function())))
+            with boundary(PluginError, "rlhub_sandbox_languages()"):
+                self._languages = from_declarations(declared)
+        return self._languages
+
     def strategy_refs(self) -> dict[str, str]:
         """Every mixture strategy: ``{name: "module:attr"}``."""
         return self.named("rlhub_scheduler_strategies")
@@ -421,7 +471,10 @@ class Registry:
         if made is not None or ref is None:
             return made
         with boundary(SandboxError, f"sandbox backend {name!r} ({ref})"):
-            return load_object(ref)(**options)
+            cls = load_object(ref)
+            if "languages" in inspect.signature(cls).parameters:  # it runs registered languages
+                options = {"languages": self.languages(), **options}
+            return cls(**options)
 
     def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
         """The provenance record of a domain (:func:`rlhub.provenance.domain_provenance`)."""

@@ -21,6 +21,17 @@ empty configuration. It is validated against ``schemas/userconfig.schema.json``:
       verify_timeout_s: 60
       grants:                        # more for one environment, by name
         mydata: {limits: {memory_mb: 2048}}
+    datasets:                        # the most one dataset may hold once read (any domain)
+      max_rows: 1000000              # rows (default 1,000,000)
+      max_bytes: 1073741824          # bytes once decoded (default 1 GiB)
+    pull:                            # what `rlhub pull` accepts (trusted or not)
+      max_files: 10000               # files in a bundle (default 10,000)
+      max_bytes: 4294967296          # their total size (default 4 GiB)
+      max_depth: 8                   # folders deep (default 8)
+      probe_tasks: 2                 # tasks each domain's integrity probes run on (0: none)
+      probe_budget_s: 120            # time for every domain's probes together
+      hackable: refuse               # a domain that pays a probe: refuse, or mark (install it
+                                     # marked hackable by that probe class)
 """
 
 from __future__ import annotations
@@ -79,6 +90,10 @@ class UserConfig:
     def untrusted(self) -> dict[str, Any]:
         """The ``untrusted:`` section (caps and grants), possibly empty."""
         return dict(self.data.get("untrusted", {}))
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A section of settings (``datasets``, ``pull``), possibly empty."""
+        return dict(self.data.get(name, {}))
 
 
 _CACHE: dict[Path, tuple[tuple[int, int], UserConfig]] = {}

@@ -106,7 +106,9 @@ def string_refs(module: str, path: Path) -> list[Edge]:
 
 
 # Entry points: the only modules that may look the process registry up (``rlhub.registry()``).
-ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.hub.bridges.verifiers_env")
+# ``Scheduler.from_config`` is one: a user's script passes it a mixture and nothing else.
+ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.hub.bridges.verifiers_env",
+                "rlhub.scheduler.core")
 
 
 def registry_lookups(module: str, path: Path) -> list[str]:
@@ -291,3 +293,32 @@ def test_the_plugin_walker_sees_private_imports_at_any_depth(tmp_path):
              "rlhub.bridges", "rlhub.task", "rlhub.store"}
     assert private_imports("p.mod", source, known) == [
         "p.mod -> rlhub.sandbox", "p.mod -> rlhub.store", "p.mod -> rlhub.task"]
+
+
+XML_PARSERS = frozenset({"xml", "lxml", "defusedxml", "xmltodict", "html5lib", "bs4"})
+
+
+def xml_imports(path: Path) -> list[str]:
+    """The XML parsers a file imports (anywhere in it)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return sorted({n for n in names if n.split(".")[0] in XML_PARSERS})
+
+
+def test_nothing_rlhub_ships_parses_xml():
+    """SECURITY.md: an XML document's external entities can make a parser fetch URLs or read
+    files; rlhub and its first-party plugins parse no XML, so no such entity is ever resolved."""
+    shipped = {**modules(), **plugin_modules()}
+    found = [f"{module} imports {name}" for module, path in shipped.items()
+             for name in xml_imports(path)]
+    assert found == []
+
+
+def test_the_xml_finder_sees_a_parser_imported_inside_a_function(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from xml.etree import ElementTree\n    import lxml.etree\n")
+    assert xml_imports(module) == ["lxml.etree", "xml.etree"]

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from rlhub.errors import SandboxError, did_you_mean
 
-STATUSES = ("ok", "error", "timeout", "memory", "output_limit", "killed", "infra_error")
-LANGUAGES = ("python", "bash", "c", "cpp", "javascript")
+STATUSES = ("ok", "error", "compile_error", "timeout", "memory", "output_limit", "killed",
+            "infra_error")
 
 
 @dataclass
@@ -27,7 +27,9 @@ class Limits:
     backend has a memory cgroup per job, and each process's address space always (see
     ``missing``); ``output_bytes`` caps stdout and stderr each;
     ``disk_mb`` caps the work dir's files (and any one file's size); ``network`` opts the job
-    into the host's network."""
+    into the host's network. A compiled language's compile step is a phase of its own with its
+    own budget (``compile_wall_s``, ``compile_cpu_s``, ``compile_memory_mb``); the run's limits
+    start when it ends."""
 
     wall_s: float = 10.0
     cpu_s: float = 10.0
@@ -36,6 +38,9 @@ class Limits:
     processes: int = 64
     network: bool = False
     disk_mb: int = 64
+    compile_wall_s: float = 60.0
+    compile_cpu_s: float = 60.0
+    compile_memory_mb: int = 2048
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Limits:
@@ -69,7 +74,9 @@ class ExecRequest:
 class ExecResult:
     """What a job did. ``missing`` names every protection that was not in force for it;
     ``leftovers`` counts what the job left behind that the sandbox removed after it: processes
-    still running and System V IPC objects."""
+    still running and System V IPC objects. For a compiled language, ``compile_s`` is the compile
+    phase's wall time (``wall_s`` and ``cpu_s`` are the run's); a failed compile is status
+    ``compile_error`` with the compiler's message, trimmed, as ``stderr``."""
 
     status: str
     exit_code: int | None
@@ -82,6 +89,7 @@ class ExecResult:
     missing: list[str] = field(default_factory=list)
     detail: str = ""
     leftovers: int = 0
+    compile_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

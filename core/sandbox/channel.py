@@ -14,16 +14,18 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import asdict
 from importlib import resources
 from typing import Any
 
 from rlhub.errors import SandboxError
-from rlhub.sandbox import LANGUAGES, ExecRequest, ExecResult, Limits
+from rlhub.sandbox import ExecRequest, ExecResult, Limits
+from rlhub.sandbox.languages import Languages
 
 MAX_STDIN = 256 << 20
+COMPILE_MESSAGE_BYTES = 4096
 GRACE_S = 30.0
 # What worker.py gives every job on any backend (each backend adds its own isolation layers).
 WORKER_PROTECTIONS = (
@@ -76,12 +78,6 @@ PROTECTION_NOTES = {
     "capabilities_dropped": "the container holds only the capabilities the worker needs",
     "no_new_privileges": "no process in the container gains privileges by exec",
 }
-# The file each language's code is written to in the work dir (worker.SOURCES), and for C/C++ the
-# binary it is compiled to: request files may not take these names.
-OWN_FILES = {
-    "python": ("main.py",), "bash": ("main.sh",), "javascript": ("main.js",),
-    "c": ("main.c", "main"), "cpp": ("main.cpp", "main"),
-}
 # Modules a worker's zygote imports once, so jobs find them ready: importing them in a fresh job
 # costs 1-5 ms (typing alone ~3 ms), a preloaded one nothing (each job still gets its own
 # copy-on-write state). What solutions and the verifiers' harnesses import most, kept small
@@ -118,17 +114,17 @@ def worker_source() -> str:
     return "\n".join(package.joinpath(part).read_text() for part in WORKER_PARTS)
 
 
-def validate(request: ExecRequest, languages: tuple[str, ...], disk_mb: int) -> None:
-    """Raise :class:`SandboxError` when ``request`` cannot run on a backend with ``languages``
-    whose jobs' work dirs hold ``disk_mb``."""
-    if request.language not in LANGUAGES:
-        raise SandboxError(
-            f"language: expected one of {list(LANGUAGES)}, found {request.language!r}"
-        )
-    if request.language not in languages:
+def validate(request: ExecRequest, languages: Languages, available: Iterable[str],
+             disk_mb: int) -> None:
+    """Raise :class:`SandboxError` when ``request`` cannot run on a backend whose registered
+    ``languages`` have toolchains for ``available``, and whose jobs' work dirs hold ``disk_mb``."""
+    spec = languages.get(request.language)
+    available = list(available)
+    if request.language not in available:
         raise SandboxError(
             f"language {request.language!r} is not available on this backend "
-            f"(available: {list(languages)}); install its toolchain to use it"
+            f"(available: {available}); install its toolchain to use it "
+            f"(Debian packages: {' '.join(spec.packages) or 'none declared'})"
         )
     for name in request.files:
         parts = name.split("/")
@@ -136,13 +132,14 @@ def validate(request: ExecRequest, languages: tuple[str, ...], disk_mb: int) -> 
             raise SandboxError(
                 f"files: expected relative paths inside the work dir, found {name!r}"
             )
-        if name in OWN_FILES[request.language]:
+        if name in spec.own_files():
             raise SandboxError(
                 f"files: {name!r} is where the job's own {request.language} code goes; "
                 "expected another name"
             )
     limits = request.limits
-    for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes", "disk_mb"):
+    for key in ("wall_s", "cpu_s", "memory_mb", "output_bytes", "processes", "disk_mb",
+                "compile_wall_s", "compile_cpu_s", "compile_memory_mb"):
         if getattr(limits, key) <= 0:
             raise SandboxError(
                 f"limits.{key}: expected a positive number, found {getattr(limits, key)}"
@@ -154,10 +151,22 @@ def validate(request: ExecRequest, languages: tuple[str, ...], disk_mb: int) -> 
         )
 
 
-def encode(job_id: int, request: ExecRequest) -> bytes:
-    """One request frame: header, then the job blob and the stdin blob."""
+def answer_within(request: ExecRequest) -> float:
+    """How long a caller waits for a job's result before calling its worker unresponsive: its
+    wall limit, its compile step's, and a grace period."""
+    return request.limits.wall_s + request.limits.compile_wall_s + GRACE_S
+
+
+def encode(job_id: int, request: ExecRequest, languages: Languages,
+           views: dict[str, str] | None = None) -> bytes:
+    """One request frame: header, then the job blob and the stdin blob. The job blob carries
+    the language's plan (what to write, compile and run); ``views`` maps a language to the root
+    its jobs are shut in (the local backend's runtimes)."""
+    spec = languages.get(request.language)
+    plan = spec.plan(request.code, request.limits.memory_mb)
     meta = json.dumps(
-        {"code": request.code, "files": request.files, "argv": request.argv, "env": request.env},
+        {"code": request.code, "files": request.files, "argv": request.argv, "env": request.env,
+         "plan": plan},
         ensure_ascii=False,
     ).encode("utf-8", "surrogateescape")
     stdin = (
@@ -172,6 +181,10 @@ def encode(job_id: int, request: ExecRequest) -> bytes:
             "id": job_id,
             "lang": request.language,
             "limits": asdict(request.limits),
+            "compiled": spec.compiled,
+            "watch": not spec.in_process,  # the worker reads its child's messages
+            "view": (views or {}).get(request.language),
+            "memory_words": list(spec.memory_words),
             "meta_len": len(meta),
             "stdin_len": len(stdin),
         }
@@ -183,6 +196,8 @@ def classify(report: dict[str, Any], limits: Limits) -> str:
     """The one status rule: what the worker saw, mapped onto :data:`~rlhub.sandbox.STATUSES`."""
     if not report["dispatched"]:
         return "infra_error"
+    if report.get("compile_error"):
+        return "compile_error"
     if report["timed_out"]:
         return "timeout"
     if report["over"]:
@@ -208,7 +223,9 @@ def to_result(
     report: dict[str, Any], out: bytes, err: bytes, limits: Limits, backend: str, missing: list[str]
 ) -> ExecResult:
     status = classify(report, limits)
-    detail = "compile error" if report.get("compile_error") else ""
+    detail = ""
+    if status == "compile_error":
+        detail, err = "compile error", trim(err)
     if status == "infra_error":
         detail = report.get("why") or "the worker could not start the job"
     return ExecResult(
@@ -223,7 +240,17 @@ def to_result(
         list(missing),
         detail,
         leftovers=report["leftovers"],
+        compile_s=round(report.get("compile_s", 0.0), 6),
     )
+
+
+def trim(message: bytes, head: int = COMPILE_MESSAGE_BYTES) -> bytes:
+    """A compiler's message cut to its first ``head`` bytes (the first errors are the ones that
+    matter), saying how much was left out."""
+    if len(message) <= head:
+        return message
+    cut = message[:head].rsplit(b"\n", 1)[0]
+    return cut + b"\n[... %d more bytes of compiler output]\n" % (len(message) - len(cut))
 
 
 def infra_error(backend: str, missing: list[str], why: str) -> ExecResult:
@@ -242,8 +269,13 @@ class Channel:
         backend: str,
         missing: list[str],
         on_close: Callable[[], None] | None = None,
+        languages: Languages | None = None,
+        views: dict[str, str] | None = None,
     ):
+        from rlhub.sandbox.languages import builtin
+
         self.rfd, self.wfd = rfd, wfd
+        self.languages, self.views = languages or builtin(), views or {}
         self.backend, self.missing = backend, missing
         self.on_close = on_close
         self.pending: dict[int, tuple[Future[ExecResult], Limits]] = {}
@@ -270,7 +302,7 @@ class Channel:
             if not self.alive:
                 raise SandboxError(f"{self.backend} sandbox worker is gone")
             job_id = next(self.ids)
-            frame = encode(job_id, request)
+            frame = encode(job_id, request, self.languages, self.views)
             self.pending[job_id] = (future, request.limits)
             try:
                 write_all(self.wfd, frame)

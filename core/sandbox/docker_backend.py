@@ -20,8 +20,10 @@ that hit a limit.
 
 Images: ``image=`` names one; ``dockerfile=`` (with an optional ``context``) builds one tagged
 by the content hash of the Dockerfile and its context, so a domain's image is built once per
-change. The default is the offline base image made by ``.ci/docker-setup.sh`` when present,
-else a build of ``images/Dockerfile`` (``FROM python:3.11-slim``).
+change. The default is the base image ``.ci/docker-setup.sh`` makes from Debian's packages with
+every built-in language's toolchain (``baseimage.py``) when present, else a build of
+``images/Dockerfile`` (``FROM python:3.11-slim``). A worker reports which registered languages'
+tools its image has; those are the languages the backend accepts.
 """
 
 from __future__ import annotations
@@ -44,24 +46,25 @@ from pathlib import Path
 from typing import Any
 
 from rlhub.errors import SandboxError
-from rlhub.sandbox import ExecRequest, ExecResult
+from rlhub.sandbox import ExecRequest, ExecResult, baseimage
 from rlhub.sandbox.cgroups import JobCgroups
 from rlhub.sandbox.cgroups import detect as detect_cgroups
 from rlhub.sandbox.channel import (
-    GRACE_S,
     JOB_ISOLATION,
     PRELOAD,
     WARM_PROGRAMS,
     WORKER_PROTECTIONS,
     Channel,
+    answer_within,
     infra_error,
     validate,
     worker_source,
 )
 from rlhub.sandbox.host import SLOT_UID, UidBlocks
+from rlhub.sandbox.languages import Languages, builtin
 from rlhub.sandbox.local_worker import SECCOMP_MACHINES
 
-BASE_IMAGE = "rlhub-sandbox-base:py3.11"
+LEGACY_IMAGE = "rlhub-sandbox-base:py3.11"  # python and bash only, copied from a host
 CAPS = ["SETUID", "SETGID", "KILL", "CHOWN", "DAC_OVERRIDE", "FOWNER"]
 UID_BLOCKS_PER_CONTAINER = 4
 LIMIT_STATUSES = ("timeout", "memory", "output_limit", "killed", "infra_error")
@@ -108,17 +111,17 @@ def context_hash(dockerfile: Path, context: Path) -> str:
 def ensure_image(
     client: Any, image: str | None, dockerfile: str | Path | None, context: str | Path | None
 ) -> str:
-    """The image tag to run: ``image``, a cached build of ``dockerfile``, or the default."""
+    """The image tag to run: ``image``, a cached build of ``dockerfile``, or the default
+    (:func:`default_image`), else a build of ``images/Dockerfile``."""
     import docker
 
     if image:
         return image
     if dockerfile is None:
-        try:
-            client.images.get(BASE_IMAGE)
-            return BASE_IMAGE
-        except docker.errors.ImageNotFound:
-            dockerfile = Path(str(resources.files("rlhub.sandbox").joinpath("images/Dockerfile")))
+        found = default_image(client)
+        if found:
+            return found
+        dockerfile = Path(str(resources.files("rlhub.sandbox").joinpath("images/Dockerfile")))
     dockerfile = Path(dockerfile)
     ctx = Path(context) if context else dockerfile.parent
     tag = f"rlhub-sandbox:{context_hash(dockerfile, ctx)}"
@@ -132,6 +135,25 @@ def ensure_image(
         except docker.errors.DockerException as exc:
             raise SandboxError(f"docker sandbox: building {dockerfile} failed: {exc}") from exc
     return tag
+
+
+def default_image(client: Any) -> str | None:
+    """The base image of the built-in languages as they are now (``baseimage.tag()``); else the
+    newest earlier build of it (the languages whose tools it has still run); else the older
+    Python-only image; else None."""
+    import docker
+
+    try:
+        client.images.get(baseimage.tag())
+        return baseimage.tag()
+    except docker.errors.ImageNotFound:
+        pass
+    builds = client.images.list(filters={"label": f"{baseimage.LABEL}=1"})
+    builds.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
+    tags = [tag for image in builds for tag in image.tags]
+    if tags:
+        return tags[0]
+    return LEGACY_IMAGE if client.images.list(name=LEGACY_IMAGE) else None
 
 
 class ContainerWorker:
@@ -164,7 +186,8 @@ class ContainerWorker:
         self.sock = self._connect(Path(self.dir) / "worker.sock")
         fd = self.sock.fileno()
         try:
-            self.channel = Channel(fd, fd, "docker", backend.missing)
+            self.channel = Channel(fd, fd, "docker", backend.missing,
+                                   languages=backend.languages)
         except SandboxError:
             self.remove()
             raise
@@ -180,7 +203,7 @@ class ContainerWorker:
             "jobs_dir": "/work",
             "listen": "/run/rlhub/worker.sock",
             "uid_base": self.uid_base,
-            "tools": backend.tools,
+            "probe_tools": {spec.name: list(spec.tools) for spec in backend.languages},
             "own_userns": False,
             "preload": backend.preload,
             "warm_programs": list(WARM_PROGRAMS),
@@ -293,9 +316,9 @@ class DockerBackend:
         memory_mb: int = 4096,
         pids: int | None = None,
         disk_mb: int = 64,
-        tools: dict[str, str] | None = None,
         preload: Sequence[str] | None = None,
         disable: Sequence[str] = (),
+        languages: Languages | None = None,
     ):
         import os
 
@@ -319,14 +342,8 @@ class DockerBackend:
         self.pids = pids or slots * 64 + WORKER_PIDS
         self.job_processes = (self.pids - WORKER_PIDS) // slots  # what one job may ask for
         self.preload = list(PRELOAD if preload is None else preload)
-        self.tools = tools or {
-            "bash": "/bin/bash",
-            "sh": "/bin/sh",
-            "gcc": "/usr/bin/gcc",
-            "g++": "/usr/bin/g++",
-            "node": "/usr/bin/node",
-        }
-        self.languages = self._languages(image is not None or dockerfile is not None)
+        self.languages = languages or builtin()
+        self.available: list[str] = []  # languages whose tools the image has, once a worker said
         self.why: dict[str, str] = {}
         self.cgroups = self._cgroups(disable)
         self.missing = self._missing()
@@ -339,11 +356,6 @@ class DockerBackend:
         self.lock = threading.Lock()
         self.closed = False
         atexit.register(self.close)
-
-    def _languages(self, custom: bool) -> tuple[str, ...]:
-        # The offline base image has python and bash only; custom images may add toolchains,
-        # and a job whose tool is absent fails inside the container with a clear stderr.
-        return ("python", "bash", "c", "cpp", "javascript") if custom else ("python", "bash")
 
     def _cgroups(self, disable: Sequence[str]) -> JobCgroups | None:
         if set(disable) - {"job_memory_limit"}:
@@ -390,6 +402,7 @@ class DockerBackend:
                 self.missing.append(name)
         self.missing.sort()
         self.libraries = set(ready.get("libraries", []))
+        self.available = list(ready.get("languages", []))
 
     # pool -----------------------------------------------------------------------------------------
     def _channel_for(self) -> ContainerWorker:
@@ -424,7 +437,6 @@ class DockerBackend:
 
     # API ------------------------------------------------------------------------------------------
     def submit(self, request: ExecRequest) -> Future[ExecResult]:
-        validate(request, self.languages, self.disk_mb)
         if request.limits.network:
             raise SandboxError(
                 "docker sandbox: every container runs with --network none; "
@@ -437,6 +449,7 @@ class DockerBackend:
                 f"{request.limits.processes}; start the backend with a larger pids="
             )
         worker = self._channel_for()
+        validate(request, self.languages, self.available, self.disk_mb)
         self._check_libraries(request.libraries)
         future = worker.channel.submit(request)
         future.add_done_callback(lambda f: self._on_result(worker, f))
@@ -456,7 +469,7 @@ class DockerBackend:
         except SandboxError as exc:
             return infra_error(self.name, self.missing, str(exc))
         try:
-            return future.result(timeout=request.limits.wall_s + GRACE_S)
+            return future.result(timeout=answer_within(request))
         except FutureTimeout:
             return infra_error(self.name, self.missing, "the container worker did not answer")
 
@@ -471,6 +484,7 @@ class DockerBackend:
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
     def info(self) -> dict[str, Any]:
+        self._channel_for()  # a worker says which languages the image has
         engine = self.client.version()
         return {
             "backend": self.name,
@@ -478,7 +492,7 @@ class DockerBackend:
             "active": [p for p in PROTECTIONS if p not in self.missing],
             "missing": list(self.missing),
             "why": {k: v for k, v in self.why.items() if k in self.missing},
-            "languages": list(self.languages),
+            "languages": list(self.available),
             "image": self.image,
             "containers": self.containers,
             "slots_per_container": self.slots,

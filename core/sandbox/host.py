@@ -20,9 +20,6 @@ from rlhub.sandbox.runtime import outside_runtime
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 UID_RANGE_BASE, UID_RANGE_SIZE, UIDS_PER_WORKER = 1_000_000, 1 << 16, 4096
 SLOT_UID = 1000
-LANGUAGE_TOOLS = {
-    "python": "python", "bash": "bash", "c": "gcc", "cpp": "g++", "javascript": "node"
-}
 
 
 def world_executable(path: str) -> bool:
@@ -55,9 +52,20 @@ class HostSupport:
     def mode(self) -> str:
         return ("bwrap" if self.bwrap else "host") + ("" if self.root else "-unprivileged")
 
-    def languages(self) -> tuple[str, ...]:
-        return tuple(lang for lang, tool in LANGUAGE_TOOLS.items()
-                     if lang == "python" or tool in self.tools)
+    @property
+    def views(self) -> bool:
+        """Whether each job can be shut in its language's own runtime (a mount namespace per
+        job, made as root in the sandbox's user namespace)."""
+        return bool(self.bwrap and self.root)
+
+    def has_tools(self, names: tuple[str, ...]) -> bool:
+        """Whether every one of ``names`` runs here (on the safe PATH, inside the runtime)."""
+        need_world = bool(self.bwrap and self.root)
+        for name in names:
+            path = find_tool(name, need_world)
+            if path is None or (self.bwrap and outside_runtime({name: path})):
+                return False
+        return True
 
 
 def detect(python: str | None = None) -> HostSupport:
@@ -71,17 +79,13 @@ def detect(python: str | None = None) -> HostSupport:
         why["per_job_uid"] = "the backend is not running as root, so it cannot map slot uids"
     need_world = bwrap is not None and root
     interpreter = find_interpreter(python, need_world, bwrap is not None)
-    tools = {name: path for name in ("bash", "sh", "gcc", "g++", "node")
-             if (path := find_tool(name, need_world))}
+    tools = {name: path for name in ("sh",) if (path := find_tool(name, need_world))}
     if bwrap:  # a job sees the runtime directories only
         for name, path in outside_runtime(tools).items():
             why[f"tool {name}"] = f"{path} is outside the sandbox runtime (/usr), so jobs lack it"
             del tools[name]
-    if "sh" not in tools or "bash" not in tools:
-        raise SandboxError(
-            "local sandbox: expected /bin/sh and bash on PATH, found "
-            f"sh={tools.get('sh')} bash={tools.get('bash')}"
-        )
+    if "sh" not in tools:
+        raise SandboxError(f"local sandbox: expected /bin/sh on PATH ({SAFE_PATH}), found none")
     cgroups = detect_cgroups()
     if cgroups.version is None:
         why["job_memory_limit"] = (f"{cgroups.why}; memory_mb bounds each process's address "

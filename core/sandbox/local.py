@@ -29,28 +29,32 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
 from rlhub.sandbox.cgroups import JobCgroups
 from rlhub.sandbox.channel import (
-    GRACE_S,
     JOB_ISOLATION,
     PRELOAD,
     WORKER_PROTECTIONS,
     Channel,
+    answer_within,
     infra_error,
     validate,
 )
-from rlhub.sandbox.host import SLOT_UID, UIDS_PER_WORKER, UidBlocks, detect
+from rlhub.sandbox.host import SAFE_PATH, SLOT_UID, UIDS_PER_WORKER, UidBlocks, detect
+from rlhub.sandbox.languages import Languages, builtin
 from rlhub.sandbox.local_worker import (
     NAMESPACED,
+    VIEWS_DIR,
     WorkerProcess,
     WorkerSpec,
     memory_cgroups_on,
     missing_for,
 )
+from rlhub.sandbox.toolchains import ViewBuilder
 
 PROTECTIONS = (*NAMESPACED, *WORKER_PROTECTIONS, *JOB_ISOLATION)
 Runtime = tuple[bool, tuple[str, ...]]  # (network, libraries): which pool a job runs in
@@ -74,8 +78,11 @@ class LocalBackend:
         namespaces: bool = True,
         preload: Sequence[str] | None = None,
         disable: Sequence[str] = (),
+        languages: Languages | None = None,
+        runtimes: str | None = None,
     ):
         self.support = detect(python)
+        self.languages = languages or builtin()
         if not namespaces and self.support.bwrap:
             self.support.bwrap = None
             self.support.why["namespaces"] = "turned off by the namespaces=False option"
@@ -84,9 +91,13 @@ class LocalBackend:
             self.workers = max(self.workers, 2 * (os.cpu_count() or 1))  # one job per worker
         check_sizes(self.workers, slots, disk_mb, disable)
         preload = tuple(PRELOAD if preload is None else preload)
-        self.spec = WorkerSpec(slots, disk_mb, preload=preload, disabled=frozenset(disable))
         for name in disable:
             self.support.why[name] = "turned off by the disable= option"
+        shut = self.support.views and "minimal_runtime" not in disable
+        builder = ViewBuilder(Path(runtimes) if runtimes else None) if shut else None
+        self.views, self.available = self._toolchains(builder)
+        self.spec = WorkerSpec(slots, disk_mb, preload=preload, disabled=frozenset(disable),
+                               views=str(builder.directory) if builder and self.views else None)
         self.blocks = UidBlocks(max(16, 4 * self.workers)) if self.support.root else None
         on = memory_cgroups_on(self.support, self.spec)
         self.cgroups = JobCgroups(self.support.cgroups) if on else None
@@ -95,6 +106,27 @@ class LocalBackend:
         self.lock = threading.Lock()
         self.closed = False
         atexit.register(self.close)
+
+    def _toolchains(self, builder: ViewBuilder | None) -> tuple[dict[str, str], list[str]]:
+        """Each language's runtime view (as a worker sees it) and the languages jobs may use:
+        with views, those whose packages are installed; without, those whose tools are here."""
+        views: dict[str, str] = {}
+        available = []
+        for spec in self.languages:
+            if spec.in_process or builder is None or not (spec.packages or spec.paths):
+                if spec.in_process or self.support.has_tools(spec.tools):
+                    available.append(spec.name)
+                else:
+                    self.support.why[f"language {spec.name}"] = (
+                        f"{' or '.join(spec.tools)} not found on {SAFE_PATH}; apt-get install "
+                        f"{' '.join(spec.packages)}")
+                continue
+            try:
+                views[spec.name] = f"{VIEWS_DIR}/{builder.view(spec).name}"
+                available.append(spec.name)
+            except SandboxError as exc:
+                self.support.why[f"language {spec.name}"] = str(exc)
+        return views, available
 
     # pool -----------------------------------------------------------------------------------------
     def _pool(self, runtime: Runtime) -> list[WorkerProcess | None]:
@@ -126,7 +158,8 @@ class LocalBackend:
         block = self.blocks.take() if self.blocks else None
         host_uid = None if block is None or self.blocks is None else self.blocks.base(block)
         try:
-            worker = WorkerProcess(self.support, spec, host_uid, self.cgroups, f"g{block}")
+            worker = WorkerProcess(self.support, spec, host_uid, self.cgroups, f"g{block}",
+                                   self.languages, self.views)
         except SandboxError:
             if block is not None and self.blocks:
                 self.blocks.give_back(block)
@@ -150,7 +183,7 @@ class LocalBackend:
     # API ------------------------------------------------------------------------------------------
     def submit(self, request: ExecRequest) -> Future[ExecResult]:
         """Start ``request`` and return a future of its result."""
-        validate(request, self.support.languages(), self.spec.disk_mb)
+        validate(request, self.languages, self.available, self.spec.disk_mb)
         return self._channel(runtime_of(request)).submit(request)
 
     def run(self, request: ExecRequest) -> ExecResult:
@@ -159,7 +192,7 @@ class LocalBackend:
         except SandboxError as exc:
             return infra_error(self.name, self.missing(runtime_of(request)), str(exc))
         try:
-            return future.result(timeout=request.limits.wall_s + GRACE_S)
+            return future.result(timeout=answer_within(request))
         except FutureTimeout:
             return infra_error(self.name, self.missing(runtime_of(request)),
                                "the sandbox worker did not answer in time")
@@ -191,7 +224,7 @@ class LocalBackend:
             "active": [p for p in PROTECTIONS if p not in missing],
             "missing": list(missing),
             "why": dict(self.support.why),
-            "languages": list(self.support.languages()),
+            "languages": list(self.available),
             "workers": self.workers,
             "slots_per_worker": self.spec.slots,
             "disk_mb": self.spec.disk_mb,

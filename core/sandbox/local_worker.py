@@ -24,6 +24,7 @@ from rlhub.errors import SandboxError
 from rlhub.sandbox.cgroups import JobCgroups
 from rlhub.sandbox.channel import WARM_PROGRAMS, Channel, worker_source, write_all
 from rlhub.sandbox.host import SAFE_PATH, SLOT_UID, HostSupport
+from rlhub.sandbox.languages import Languages
 from rlhub.sandbox.runtime import LIBRARY_DIR, library_binds, resolve, runtime_args
 
 NAMESPACED = (
@@ -36,7 +37,8 @@ NAMESPACED = (
     "no_nested_userns",
 )
 SECCOMP_MACHINES = ("x86_64", "aarch64")  # those seccomp.py has syscall tables for
-CGROUP_DIR = "/tmp/rlhub-cgroup"  # the worker's /tmp: under every job's own /tmp mount
+CGROUP_DIR = "/tmp/rlhub-cgroup"
+VIEWS_DIR = "/rlhub/runtimes"  # where a worker sees the language runtimes  # the worker's /tmp: under every job's own /tmp mount
 # The worker's source arrives on stdin ahead of the first frame (no file of ours needs to be
 # readable by the sandbox's uids, and `ps` shows a short command line).
 BOOTSTRAP = (
@@ -56,6 +58,7 @@ class WorkerSpec:
     libraries: tuple[str, ...] = ()
     preload: tuple[str, ...] = ()
     disabled: frozenset[str] = field(default_factory=frozenset)
+    views: str | None = None  # the host folder of the language runtimes (toolchains.py)
 
 
 def slot_namespaces(support: HostSupport, spec: WorkerSpec) -> list[str]:
@@ -117,7 +120,8 @@ class WorkerProcess:
     """One sandboxed worker process and its channel; see the module docstring."""
 
     def __init__(self, support: HostSupport, spec: WorkerSpec, host_uid: int | None,
-                 cgroups: JobCgroups | None, name: str):
+                 cgroups: JobCgroups | None, name: str, languages: Languages | None = None,
+                 views: dict[str, str] | None = None):
         self.support, self.spec = support, spec
         self.stderr = tempfile.TemporaryFile()
         self.cgroups = cgroups if memory_cgroups_on(support, spec) else None
@@ -136,7 +140,7 @@ class WorkerProcess:
             self.proc, rfd, wfd = self._start(argv, host_uid)
             source = worker_source().encode()
             write_all(wfd, b"%d\n" % len(source) + source)  # read by BOOTSTRAP before any frame
-            self.channel = Channel(rfd, wfd, "local", [])
+            self.channel = Channel(rfd, wfd, "local", [], languages=languages, views=views)
         except (OSError, SandboxError) as exc:
             if getattr(self, "proc", None) is not None:
                 self.proc.kill()
@@ -163,7 +167,6 @@ class WorkerProcess:
             "disk_mb": spec.disk_mb,
             "mount_ns": root_ns,
             "jobs_dir": self.jobs_dir,
-            "tools": support.tools,
             "own_userns": root_ns,
             "uid_base": uid_base,
             "preload": list(spec.preload),
@@ -208,6 +211,8 @@ class WorkerProcess:
                 root += ["--perms", "0755", "--dir", folder]
             for source, target in self.binds:
                 root += ["--ro-bind", source, target]
+            if self.spec.views:  # each job of a language is shut in its runtime there
+                root += ["--ro-bind", self.spec.views, VIEWS_DIR]
         args = ["--unshare-all", "--new-session", "--die-with-parent", *root, "--dev", "/dev",
                 "--proc", "/proc", "--tmpfs", "/tmp", "--hostname", "rlhub-sandbox"]
         args += ["--share-net"] if self.spec.network else []

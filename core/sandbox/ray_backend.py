@@ -25,7 +25,7 @@ from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
-from rlhub.sandbox.channel import GRACE_S, infra_error
+from rlhub.sandbox.channel import answer_within, infra_error
 
 
 class SandboxActor:
@@ -128,7 +128,7 @@ class RayBackend:
 
     def run(self, request: ExecRequest) -> ExecResult:
         try:
-            return self.submit(request).result(timeout=request.limits.wall_s + GRACE_S)
+            return self.submit(request).result(timeout=answer_within(request))
         except FutureTimeout:
             return infra_error(self.name, self.node_info["missing"], "the ray actor did not answer")
         except Exception as exc:  # noqa: BLE001 - a dead actor or node is an infrastructure error

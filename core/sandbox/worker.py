@@ -52,12 +52,13 @@ try:  # importable as a module; in the worker's source the parts are inlined ahe
         libc,
     )
     from rlhub.sandbox.zygote import (
-        COMPILE_FAILED,
         CONFIG,
+        FDS_SPACE,
         PR_SET_CHILD_SUBREAPER,
         PR_SET_DUMPABLE,
         SLOT_NS,
         WORKER_IGNORES,
+        fds_of,
         make_slot_namespaces,
         start_zygote,
         write_all,
@@ -65,14 +66,13 @@ try:  # importable as a module; in the worker's source the parts are inlined ahe
 except ImportError:
     pass
 
-MEMORY_WORDS = (
-    b"MemoryError",
-    b"bad_alloc",
-    b"Cannot allocate memory",
-    b"out of memory",
-    b"JavaScript heap out of memory",
-    b"Fatal process OOM",
-)
+MEMORY_WORDS = (b"MemoryError", b"Cannot allocate memory", b"out of memory")
+
+
+def memory_words(header):
+    """What in a failed job's stderr says it ran out of memory: any runtime's common words, and
+    its language's own (``Language.memory_words``)."""
+    return (*MEMORY_WORDS, *(w.encode() for w in header.get("memory_words", ())))
 
 
 # -- framing ---------------------------------------------------------------------------------------
@@ -137,6 +137,8 @@ class Slot:
         self.job = None
         self.dir = None
         self.seq = 0
+        self.view = None  # the language runtime its child is shut in (None: the worker's own)
+        self.ns_fds = []  # mount namespace references the worker read off its control socket
 
 
 class Job:
@@ -157,6 +159,11 @@ class Job:
         self.over = False
         self.dispatched = False
         self.why = ""  # why it could not be dispatched, when the worker knows
+        self.compile_error = False
+        self.compile_s = 0.0
+        self.compile_cpu = 0.0
+        if header.get("compiled"):  # the compile phase's clock; the run's starts at "compiled"
+            self.deadline = self.started + float(header["limits"]["compile_wall_s"]) + 5.0
 
 
 class Worker:
@@ -168,7 +175,7 @@ class Worker:
         self.zygote, self.zygote_pid = zygote, zygote_pid
         self.memory = memory  # SlotMemory, or None where jobs have no memory cgroup
         self.slots = [Slot(i) for i in range(CONFIG["slots"])]
-        self.spare = None  # (slot, ctl socket, out_r, err_r)
+        self.spares = {}  # view -> (slot, ctl socket, out_r, err_r); None: the worker's own root
         self.queue = []
         self.by_fd = {}
         self.sel = selectors.DefaultSelector()
@@ -178,13 +185,14 @@ class Worker:
             self.sel.register(self.releaser.done_r, selectors.EVENT_READ, "released")
 
     # spares ---------------------------------------------------------------------------------------
-    def make_spare(self):
-        """Ask the zygote for a child for a free slot; jobs may be sent to it right away."""
-        if self.spare is not None:
-            return
+    def make_spare(self, view=None):
+        """Ask the zygote for a child for a free slot, shut in ``view`` (a language runtime) or
+        not; jobs may be sent to it right away. Returns it, or None when every slot is busy."""
+        if view in self.spares:
+            return self.spares[view]
         slot = next((s for s in self.slots if not s.busy), None)
         if slot is None:
-            return
+            return None
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -196,12 +204,14 @@ class Worker:
         if CONFIG["mount_ns"]:
             slot.dir = "/tmp"  # its own tmpfs there
         uid = "-" if slot.uid is None else slot.uid
-        request = f"{slot.index} {uid} {slot.dir}".encode()
+        slot.view = view
+        request = f"{slot.index} {uid} {view or '-'} {slot.dir}".encode()
         socket.send_fds(self.zygote, [request], [child.fileno(), out_w, err_w])
         child.close()
         os.close(out_w)
         os.close(err_w)
-        self.spare = (slot, parent, out_r, err_r)
+        self.spares[view] = (slot, parent, out_r, err_r)
+        return self.spares[view]
 
     def on_zygote(self):
         """``forked INDEX PID``, ``exit INDEX STATUS CPU_S MAX_RSS_KB`` or ``failed INDEX WHY``."""
@@ -241,12 +251,11 @@ class Worker:
 
     def dispatch(self):
         while self.queue:
-            self.make_spare()
-            if self.spare is None:
+            view = self.queue[0][0].get("view")
+            if self.make_spare(view) is None:
                 return
             header, mem = self.queue.pop(0)
-            slot, ctl, out_r, err_r = self.spare
-            self.spare = None
+            slot, ctl, out_r, err_r = self.spares.pop(view)
             job = Job(header, slot, out_r, err_r)
             slot.job = job
             for fd in (out_r, err_r):
@@ -254,25 +263,66 @@ class Worker:
                 self.sel.register(fd, selectors.EVENT_READ, "out")
                 self.by_fd[fd] = job
             try:
-                self.bound_memory(job)
+                phase = "compile_memory_mb" if header.get("compiled") else "memory_mb"
+                self.bound_memory(job, phase)
                 socket.send_fds(ctl, [json.dumps(header).encode()], mem)
                 job.dispatched = True
+                if header.get("watch"):
+                    self.sel.register(ctl, selectors.EVENT_READ, ("ctl", job))
             except OSError:
                 pass  # the spare dies or was never told: its exit reports an infrastructure error
             for fd in mem:
                 os.close(fd)
         self.make_spare()
 
-    def bound_memory(self, job):
-        """Bound the job's slot cgroup to its memory limit plus its work dir (tmpfs is RAM)."""
+    def bound_memory(self, job, phase="memory_mb"):
+        """Bound the job's slot cgroup to the memory limit of its phase (``memory_mb`` or, while
+        it compiles, ``compile_memory_mb``) plus its work dir (tmpfs is RAM)."""
         if self.memory is None:
             return
         index, limits = job.slot.index, job.header["limits"]
         try:
-            self.memory.set_limit(index, (int(limits["memory_mb"]) + CONFIG["disk_mb"]) << 20)
+            self.memory.set_limit(index, (int(limits[phase]) + CONFIG["disk_mb"]) << 20)
         except OSError as exc:
             job.why = f"could not set the job's memory limit: {exc}"
             raise
+
+    def on_ctl(self, job):
+        """A message of a watched job's child: its mount namespace (kept for the releaser), the
+        end of its compile phase, or why it could not start its job."""
+        ctl = job.slot.ctl
+        if ctl is None or job.slot.job is not job:
+            return  # it ended earlier in the same round of events
+        try:
+            data, ancillary, _, _ = ctl.recvmsg(1024, FDS_SPACE)
+        except OSError:
+            data, ancillary = b"", []
+        job.slot.ns_fds += fds_of(ancillary)
+        if not data:  # it ran its program (close-on-exec) or died
+            self.unwatch(job)
+        elif data.startswith(b"compiled "):
+            self.start_run(job, float(data.split()[1]))
+        elif data.startswith(b"compile_failed "):
+            job.compile_error, job.compile_cpu = True, float(data.split()[1])
+            job.compile_s = time.monotonic() - job.started
+        elif data.startswith(b"setup_failed "):
+            job.why, job.dispatched = data[13:].decode(errors="replace"), False
+
+    def start_run(self, job, compile_cpu):
+        """The compile phase ended well: the run gets its own clock and memory limit."""
+        now = time.monotonic()
+        job.compile_cpu, job.compile_s = compile_cpu, now - job.started
+        if not job.timed_out:
+            job.deadline = now + float(job.header["limits"]["wall_s"])
+        try:
+            self.bound_memory(job)
+            job.slot.ctl.send(b"go")
+        except OSError:
+            self.kill_job(job)
+
+    def unwatch(self, job):
+        if job.slot.ctl is not None and job.slot.ctl.fileno() in self.sel.get_map():
+            self.sel.unregister(job.slot.ctl)
 
     # output ---------------------------------------------------------------------------------------
     def pump(self, job, fd):
@@ -370,6 +420,7 @@ class Worker:
         if job is None:  # a spare died before it got a job
             self.drop_spare(slot)
         else:
+            self.unwatch(job)
             for fd in list(job.open):
                 self.pump(job, fd)
                 self.close_pipe(job, fd)
@@ -385,10 +436,13 @@ class Worker:
         where each job has a mount namespace (its child sent a reference on its control socket),
         when the releaser thread has closed that socket and so torn the namespace down."""
         ctl, slot.ctl = slot.ctl, None
+        fds, slot.ns_fds = slot.ns_fds, []
         if self.releaser is not None:
-            self.releaser.queue.put((slot.index, ctl))
+            self.releaser.queue.put((slot.index, ctl, fds))
             return
         ctl.close()
+        for fd in fds:
+            os.close(fd)
         slot.busy = False
 
     def on_released(self):
@@ -397,11 +451,11 @@ class Worker:
         self.dispatch()
 
     def drop_spare(self, slot):
-        if self.spare is not None and self.spare[0] is slot:
-            _, _, out_r, err_r = self.spare
+        spare = self.spares.get(slot.view)
+        if spare is not None and spare[0] is slot:
+            _, _, out_r, err_r = self.spares.pop(slot.view)
             os.close(out_r)
             os.close(err_r)
-            self.spare = None
 
     def report(self, job, status, cpu_s, max_rss_kb, leftovers, oom=False):
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
@@ -417,13 +471,14 @@ class Worker:
             "over": job.over,
             "leftovers": leftovers,
             "dispatched": job.dispatched,
-            "wall_s": time.monotonic() - job.started,
-            "cpu_s": cpu_s,
+            "wall_s": time.monotonic() - job.started - job.compile_s,
+            "cpu_s": max(0.0, cpu_s - job.compile_cpu),
+            "compile_s": job.compile_s,
             "max_rss_mb": max_rss_kb / 1024,
-            "memory_words": any(w in err_tail for w in MEMORY_WORDS),
+            "memory_words": any(w in err_tail for w in memory_words(job.header)),
             "oom": oom,  # the OOM killer killed one of the job's processes
             "why": job.why,
-            "compile_error": job.header["lang"] in ("c", "cpp") and code == COMPILE_FAILED,
+            "compile_error": job.compile_error,
             "out_len": sizes[0],
             "err_len": sizes[1],
         }
@@ -467,6 +522,8 @@ class Worker:
                         self.on_zygote()
                     elif key.data == "released":
                         self.on_released()
+                    elif isinstance(key.data, tuple):
+                        self.on_ctl(key.data[1])
                     else:
                         job = self.by_fd.get(key.fd)
                         if job is not None:
@@ -493,8 +550,10 @@ class Releaser:
 
     def run(self):
         while True:
-            index, ctl = self.queue.get()
+            index, ctl, fds = self.queue.get()
             ctl.close()
+            for fd in fds:
+                os.close(fd)
             os.write(self.done_w, index.to_bytes(4, "big"))
 
     def done(self):
@@ -532,6 +591,14 @@ def installed_libraries():
     return sorted({d.metadata["Name"] for d in importlib.metadata.distributions(path=paths)})
 
 
+def languages_here(probe_tools):
+    """Of ``{language: [tool, ...]}``, the languages whose every tool is on this PATH."""
+    import shutil
+
+    return sorted(lang for lang, tools in probe_tools.items()
+                  if all(shutil.which(tool) for tool in tools))
+
+
 def open_transport():
     listen = CONFIG.get("listen")
     if not listen:
@@ -564,6 +631,7 @@ def main():
     if found["memory_cgroup"]:
         memory = SlotMemory(CONFIG["cgroup"], CONFIG["cgroup_version"], CONFIG["slots"])
     found["libraries"] = installed_libraries() if CONFIG.get("site_packages") else []
+    found["languages"] = languages_here(CONFIG.get("probe_tools", {}))
     rfd, wfd = open_transport()
     worker = Worker(rfd, wfd, zygote, zygote_pid, memory)
     worker.reply({"op": "ready", "pid": os.getpid(), **found}, [])

@@ -10,16 +10,20 @@ request and reaps them, reporting each one's pid, exit status and rusage in shor
 Forking from the worker's busy event loop instead would cost a copy-on-write fault for each page
 the loop writes after every fork, most of a job's CPU time.
 
-A *child* is forked for a free slot ahead of its job (a spare). It puts itself in its own process
-group, enters its slot's IPC and network namespaces and memory cgroup, gets a private mount
-namespace with a fresh tmpfs on ``/tmp`` (its work dir; the worker gets a reference, so that the
-namespace is torn down off the job's path) or a fresh 0700 directory, points
+A *child* is forked for a free slot ahead of its job (a spare; for a language with a runtime
+view of its own, when its job arrives). It puts itself in its own process group, enters its
+slot's IPC and network namespaces and memory cgroup, gets a private mount namespace with a fresh
+tmpfs on ``/tmp`` (its work dir; the worker gets a reference, so that the namespace is torn down
+off the job's path) or a fresh 0700 directory, is shut in its language's view (``enter_view``),
+points
 stdout/stderr at pipes read by the worker, switches to the slot's own uid (a uid no other running
 job has: signals, ``/proc`` and files of other jobs are out of reach and RLIMIT_NPROC counts this
 job alone), installs the seccomp filter and blocks on a control socket. Given its job it lowers
-its rlimits (CPU, address space, processes, file size, open files), writes its files and runs:
-Python in-process (no interpreter start-up), other languages by ``execve``. The zygote, whose
-memory every later child inherits, never sees a job's payload.
+its rlimits (CPU, address space, processes, file size, open files), writes its files and runs
+the plan the host made from the language's spec (``languages.py``): Python in-process (no
+interpreter start-up), other languages by ``execve``, after a compile step with its own budget
+(``compile_step``) where the language compiles. The zygote, whose memory every later child
+inherits, never sees a job's payload.
 """
 
 import _signal
@@ -43,6 +47,7 @@ try:  # importable as a module; in the worker's source the parts are inlined ahe
     from rlhub.sandbox.isolation import (
         MS_NODEV,
         MS_NOSUID,
+        MS_REC,
         SlotNamespaces,
         check,
         libc,
@@ -52,18 +57,9 @@ except ImportError:
     pass
 
 CLONE_NEWNS = 0x00020000
+MS_BIND = 4096
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
-# V8 reserves ~800 MiB of address space before running anything; node's heap is capped by
-# --max-old-space-size instead, and its address-space limit is raised by this much.
-NODE_EXTRA_AS_MB = 1024
-SOURCES = {
-    "python": "main.py",
-    "bash": "main.sh",
-    "javascript": "main.js",
-    "c": "main.c",
-    "cpp": "main.cpp",
-}
-COMPILE_FAILED = 97
+SETUP_FAILED = 125  # a child's exit status when it could not start its job (with a reason sent)
 
 CONFIG = {}
 
@@ -88,15 +84,15 @@ WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, 
 # -- the job child (forked by the zygote) ---------------------------------------------------------
 
 
-def child_main(index, uid, workdir, ctl, out_w, err_w):
+def child_main(index, uid, workdir, view, ctl, out_w, err_w):
     """Sandbox this fresh child of the zygote for a slot, wait for its job and run it."""
+    sock = None
     try:
         sock = _socket.socket(fileno=ctl)
-        child_prepare(index, uid, workdir, sock, out_w, err_w)
+        child_prepare(index, uid, workdir, view, sock, out_w, err_w)
         header, ancillary, _, _ = sock.recvmsg(1 << 16, FDS_SPACE)
         if not header:
             os._exit(0)
-        sock.close()
         meta_fd, *stdin = fds_of(ancillary)
         job_header = json.loads(header)
         meta = (
@@ -108,17 +104,26 @@ def child_main(index, uid, workdir, ctl, out_w, err_w):
         for fd in stdin:
             os.dup2(fd, 0)
             os.close(fd)
-        run_job(job_header, meta, workdir)
+        if not job_header.get("watch"):
+            sock.close()  # the worker reads nothing more from this child
+            sock = None
+        run_job(job_header, meta, workdir, sock)
     except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote
         try:
-            os.write(2, f"rlhub sandbox: job setup failed: {type(exc).__name__}: {exc}\n".encode())
+            why = f"job setup failed: {type(exc).__name__}: {exc}"
+            os.write(2, f"rlhub sandbox: {why}\n".encode())
+            if sock is not None:
+                sock.send(b"setup_failed " + why.encode(errors="replace")[:900])
         finally:
-            os._exit(125)
+            os._exit(SETUP_FAILED)
     os._exit(0)
 
 
-def child_prepare(index, uid, workdir, sock, out_w, err_w):
-    """What only this child can do before its job is known; the rest the zygote did once."""
+def child_prepare(index, uid, workdir, view, sock, out_w, err_w):
+    """What only this child can do before its job is known; the rest the zygote did once.
+
+    ``view`` (with a mount namespace per job) is the root of the job's language runtime: the job
+    gets its tmpfs there and is shut inside it (``chroot``) before it loses its privileges."""
     os.setpgid(0, 0)
     _signal.set_wakeup_fd(-1)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # not signal.signal: its enum wrapping costs
@@ -131,11 +136,14 @@ def child_prepare(index, uid, workdir, sock, out_w, err_w):
         # / is already private (the worker made it so), so the copy needs no propagation change.
         check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
         opts = f"size={CONFIG['disk_mb']}m,nr_inodes=8192,mode=0700,uid={uid or 0},gid={uid or 0}"
+        target = (view or "") + "/tmp"
         check(
-            libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
-            "mount tmpfs /tmp",
+            libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()),
+            f"mount tmpfs {target}",
         )
         hand_over_mount_ns(sock)
+        if view:
+            enter_view(view)
     else:
         os.mkdir(workdir, 0o700)
         if uid is not None:
@@ -153,6 +161,16 @@ def child_prepare(index, uid, workdir, sock, out_w, err_w):
     if SECCOMP is not None:
         install_seccomp(SECCOMP)
     gc.enable()
+
+
+def enter_view(root):
+    """Shut this child inside ``root`` (a language runtime): its own ``/proc`` and ``/dev`` bound
+    there, then ``chroot``; the job that follows can never leave it (it holds no capability)."""
+    for name in (b"/proc", b"/dev"):
+        check(libc.mount(name, root.encode() + name, None, MS_BIND | MS_REC, None),
+              f"bind {name.decode()} into {root}")
+    os.chroot(root)
+    os.chdir("/")
 
 
 def hand_over_mount_ns(sock):
@@ -190,47 +208,110 @@ def write_file(path, text):
         os.close(fd)
 
 
-def set_limits(limits, lang):
-    cpu = max(1, int(limits["cpu_s"] + 0.999))
-    mem = (int(limits["memory_mb"]) + (NODE_EXTRA_AS_MB if lang == "javascript" else 0)) << 20
-    disk = int(limits.get("disk_mb", CONFIG["disk_mb"])) << 20
+def set_limits(cpu_s, memory_mb, processes, extra_mb=0, disk_mb=None, open_files=256):
+    cpu = max(1, int(cpu_s + 0.999))
+    mem = (int(memory_mb) + int(extra_mb)) << 20
+    disk = int(disk_mb or CONFIG["disk_mb"]) << 20
     for what, value in (
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
         (resource.RLIMIT_AS, (mem, mem)),
-        (resource.RLIMIT_NPROC, (limits["processes"],) * 2),
+        (resource.RLIMIT_NPROC, (processes,) * 2),
         (resource.RLIMIT_FSIZE, (disk, disk)),
         (resource.RLIMIT_CORE, (0, 0)),
-        (resource.RLIMIT_NOFILE, (limits.get("open_files", 256),) * 2),
+        (resource.RLIMIT_NOFILE, (open_files,) * 2),
     ):
         resource.setrlimit(what, value)
 
 
-def run_job(header, meta, workdir):
-    lang = header["lang"]
-    source = SOURCES[lang]
-    write_file(source, meta.get("code", ""))
-    for name, text in meta.get("files", {}).items():
+def job_limits(limits, plan):
+    set_limits(limits["cpu_s"], limits["memory_mb"], limits["processes"],
+               plan.get("address_space_mb", 0), limits.get("disk_mb"),
+               limits.get("open_files", 256))
+
+
+def run_job(header, meta, workdir, sock):
+    """Write the job's files, compile it if its language does (a phase of its own), run it."""
+    plan, code = meta["plan"], meta.get("code", "")
+    write_file(plan["source"], code)
+    for name, text in [*plan.get("support", {}).items(), *meta.get("files", {}).items()]:
         if "/" in name:
             os.makedirs(os.path.join(workdir, os.path.dirname(name)), exist_ok=True)
         write_file(os.path.join(workdir, name), text)
-    for key, value in meta.get("env", {}).items():
+    for key, value in [*plan.get("env", {}).items(), *meta.get("env", {}).items()]:
         os.environ[key] = value
-    env = os.environ
-    set_limits(header["limits"], lang)
-    argv = meta.get("argv", [])
-    if lang == "python":
-        run_python(meta.get("code", ""), argv)
-    tools = CONFIG["tools"]
-    if lang == "bash":
-        os.execve(tools["bash"], [tools["bash"], source, *argv], env)
-    if lang == "javascript":
-        heap = max(16, int(header["limits"]["memory_mb"] * 3 // 4))
-        os.execve(
-            tools["node"], [tools["node"], f"--max-old-space-size={heap}", source, *argv], env
-        )
-    compiler = tools["gcc" if lang == "c" else "g++"]
-    script = f'"$0" -O1 -pipe -o main {source} -lm >&2 || exit {COMPILE_FAILED}; exec ./main "$@"'
-    os.execve(tools["sh"], [tools["sh"], "-c", script, compiler, *argv], env)
+    limits, argv = header["limits"], meta.get("argv", [])
+    if plan.get("in_process"):
+        job_limits(limits, plan)
+        run_python(code, argv)
+    if plan.get("compile"):
+        compile_step(plan, limits, sock)
+    job_limits(limits, plan)
+    program = [*plan["run"], *argv]
+    try:
+        os.execvpe(program[0], program, os.environ)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot run {program[0]!r}: {exc.strerror}") from None
+
+
+def compile_step(plan, limits, sock):
+    """Run the compile command as a process group of its own under the compile budget
+    (``compile_wall_s``, ``compile_cpu_s``, ``compile_memory_mb``); its output is kept apart
+    and becomes the job's stderr only when the compile fails.
+
+    Then tell the worker (``compiled CPU_S``) and wait for its ``go``: it restarts the job's wall
+    clock and lowers the job's memory cgroup to the run's limit. A failed compile is told as
+    ``compile_failed`` and ends the job; a compiler that could not start is a setup failure."""
+    failed_r, failed_w = os.pipe()  # close-on-exec: data on it means exec failed
+    log = os.memfd_create("compile")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(failed_r)
+            os.setpgid(0, 0)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            set_limits(limits["compile_cpu_s"], limits["compile_memory_mb"],
+                       max(limits["processes"], 128), plan.get("compile_address_space_mb", 0),
+                       limits.get("disk_mb"), 1024)
+            os.execvpe(plan["compile"][0], plan["compile"], os.environ)
+        except BaseException as exc:  # noqa: BLE001
+            os.write(failed_w, f"cannot run {plan['compile'][0]!r}: {exc}".encode()[:900])
+        os._exit(127)
+    os.close(failed_w)
+    pidfd = os.pidfd_open(pid)
+    in_time = select.select([pidfd], [], [], float(limits["compile_wall_s"]))[0]
+    for kill in (os.killpg, os.kill):  # the compiler's helpers too, whether it ended or not
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _, status, usage = os.wait4(pid, 0)
+    cannot = os.read(failed_r, 1024)
+    if cannot:
+        raise OSError(cannot.decode(errors="replace"))
+    cpu = usage.ru_utime + usage.ru_stime
+    if not in_time or status:
+        os.lseek(log, 0, os.SEEK_SET)
+        while chunk := os.read(log, 1 << 16):
+            write_all(2, chunk)
+        os.write(2, compile_failure(status, in_time, limits).encode())
+        sock.send(b"compile_failed %f" % cpu)
+        os._exit(1)
+    os.close(log)
+    sock.send(b"compiled %f" % cpu)
+    if sock.recv(16) != b"go":
+        os._exit(SETUP_FAILED)
+
+
+def compile_failure(status, in_time, limits):
+    """The line added to a failed compile's output saying what stopped it, if a limit did."""
+    if not in_time:
+        return f"\nrlhub sandbox: the compile step passed its wall limit ({limits['compile_wall_s']} s)\n"
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        return f"\nrlhub sandbox: the compile step passed its CPU limit ({limits['compile_cpu_s']} s)\n"
+    if os.WIFSIGNALED(status):
+        return f"\nrlhub sandbox: the compiler was killed by signal {os.WTERMSIG(status)}\n"
+    return ""
 
 
 def run_python(code, argv):
@@ -309,12 +390,12 @@ class Zygote:
                     os._exit(0)  # the worker is gone; children die with us (PDEATHSIG)
 
     def spawn(self):
-        """``index uid dir`` with fds (control socket, stdout, stderr): fork that slot's child."""
+        """``index uid view dir`` with fds (control socket, stdout, stderr): fork that slot's child."""
         data, ancillary, _, _ = self.sock.recvmsg(1024, FDS_SPACE)
         if not data:
             return False
         fds = fds_of(ancillary)
-        index, uid, workdir = data.decode().split(" ", 2)
+        index, uid, view, workdir = data.decode().split(" ", 3)
         try:
             pid = os.fork()
         except OSError as exc:  # out of processes or memory: the worker retries, not in a spin
@@ -323,7 +404,8 @@ class Zygote:
         else:
             if pid == 0:
                 self.sock.close()
-                child_main(int(index), None if uid == "-" else int(uid), workdir, *fds)
+                child_main(int(index), None if uid == "-" else int(uid), workdir,
+                           None if view == "-" else view, *fds)
             try:
                 os.setpgid(pid, pid)  # the child does it too; whoever runs first wins the race
             except OSError:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from rlhub.builtin import BUILTIN_STRATEGIES
 from rlhub.errors import DomainNotFound, SchedulerError, boundary, did_you_mean
 from rlhub.mixture import DEFAULT_PARAMS, load_mixture
 from rlhub.refs import load_object
@@ -22,13 +23,12 @@ if TYPE_CHECKING:
     from rlhub.plugins import Registry
 
 STATE_VERSION = 1
-# rlhub's own strategies (``rlhub_scheduler_strategies``): name -> class called with the config.
-BUILTIN_STRATEGIES = {
-    "adaptive": "rlhub.scheduler.adaptive:Adaptive",
-    "static": "rlhub.scheduler.strategies:Static",
-    "temperature": "rlhub.scheduler.strategies:Temperature",
-    "uniform": "rlhub.scheduler.strategies:Uniform",
-}
+
+
+def _unknown_strategy(name: str, names: list[str]) -> None:
+    msg = did_you_mean(name, names, what="strategy", listing="rlhub list")
+    raise SchedulerError(msg.split(" Run ")[0] + " No installed plugin provides it; "
+                         f"registered: {', '.join(sorted(names))}.")
 
 
 class SchedulerLike(Protocol):
@@ -72,23 +72,34 @@ class Scheduler:
         """Validate a mixture and build its scheduler through the ``rlhub_make_scheduler`` hook.
 
         :param source: A mixture file or dict (see :mod:`rlhub.mixture`).
-        :param registry: Expands globs, serves tasks and asks its plugins for the scheduler; None
-            for names that are not registered (a simulation: the built-in strategies only, and
-            no :meth:`sample`).
+        :param registry: Expands globs, supplies sizes and reward ranges, serves tasks and asks
+            its plugins for the scheduler; by default the process registry
+            (:func:`rlhub.registry`), so a script needs nothing else.
         """
-        config = load_mixture(source, registry)
         if registry is None:
-            made = Scheduler(config) if config["strategy"] in BUILTIN_STRATEGIES else None
-            names = list(BUILTIN_STRATEGIES)
-        else:
-            with boundary(SchedulerError, "rlhub_make_scheduler"):
-                made = registry.pm.hook.rlhub_make_scheduler(config=config, registry=registry)
-            names = list(registry.strategy_refs())
-        if made is None:
-            msg = did_you_mean(config["strategy"], names, what="strategy", listing="rlhub list")
-            raise SchedulerError(msg.split(" Run ")[0] + " No installed plugin provides it; "
-                                 f"registered: {', '.join(sorted(names))}.")
-        return made
+            from rlhub.plugins import registry as process_registry
+
+            registry = process_registry()
+        config = load_mixture(source, registry)
+        with boundary(SchedulerError, "rlhub_make_scheduler"):
+            made = registry.pm.hook.rlhub_make_scheduler(config=config, registry=registry)
+        if made is not None:
+            return made
+        if config["strategy"] not in registry.strategy_refs():
+            _unknown_strategy(config["strategy"], list(registry.strategy_refs()))
+        return Scheduler(config, registry)
+
+    @classmethod
+    def simulation(cls, source: str | os.PathLike[str] | dict[str, Any]) -> Scheduler:
+        """A scheduler over domain names alone, registered or not, with a built-in strategy.
+
+        For simulations and what-if studies (``bench/scheduler.py``): it weighs and observes
+        but cannot :meth:`sample`; globs are an error, since only a registry can expand them.
+        """
+        config = load_mixture(source, None)
+        if config["strategy"] not in BUILTIN_STRATEGIES:
+            _unknown_strategy(config["strategy"], list(BUILTIN_STRATEGIES))
+        return Scheduler(config)
 
     # -- the mixture -----------------------------------------------------------------------
 
@@ -168,8 +179,8 @@ class Scheduler:
     def _sampling_registry(self) -> Registry:
         registry = self.registry
         if registry is None:
-            raise SchedulerError("cannot sample tasks: this scheduler was built without a "
-                                 "registry; pass one to Scheduler.from_config(config, registry)")
+            raise SchedulerError("cannot sample tasks: a simulation has no registry; build the "
+                                 "scheduler with Scheduler.from_config(config) instead")
         if self._checked_registry is not registry:
             for domain in self.ids:
                 try:

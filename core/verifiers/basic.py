@@ -8,7 +8,9 @@ import unicodedata
 from typing import Any
 
 from rlhub.domain import Verdict
+from rlhub.errors import VerifierError
 from rlhub.extract import final_answer, last_code_block
+from rlhub.jsonschemas import remote_problem, validator
 from rlhub.task import Task
 
 
@@ -92,7 +94,9 @@ class JsonSchema:
     """Pass when the completion is JSON valid against a JSON Schema.
 
     The schema is ``options.schema`` or, when absent, ``task.answer``. Components: ``valid_json``
-    (it parses) and ``schema_ok`` (it validates).
+    (it parses) and ``schema_ok`` (it validates). The schema is compiled offline
+    (:mod:`rlhub.jsonschemas`): a reference outside it is a :class:`VerifierError` naming the
+    domain, never a download.
     """
 
     def __init__(self, options: dict[str, Any]):
@@ -100,14 +104,18 @@ class JsonSchema:
 
     def check(self, task: Task, completion: str) -> Verdict:
         import jsonschema
+        from referencing.exceptions import Unresolvable
 
         schema = self.schema if self.schema is not None else task.answer
         try:
             value = parse_json_answer(completion)
         except ValueError as exc:
             return Verdict({"valid_json": 0.0, "schema_ok": 0.0}, False, f"Not valid JSON: {exc}")
-        validator = jsonschema.Draft202012Validator(schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        try:  # compiled offline: a reference outside the schema is never fetched
+            error = jsonschema.exceptions.best_match(validator(schema).iter_errors(value))
+        except Unresolvable as exc:
+            raise VerifierError(remote_problem(schema, f"domain {task.domain}, task {task.id}")
+                                or f"domain {task.domain}, task {task.id}: {exc}") from None
         if error is None:
             return Verdict({"valid_json": 1.0, "schema_ok": 1.0}, True)
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"

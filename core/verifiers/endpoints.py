@@ -3,9 +3,10 @@
 An LLM judge is a remote dependency inside the reward: at RL scale thousands of verifications per
 minute hit one server, and a slow or dead judge must never stall the run. Every judge call goes
 through the :class:`JudgeEndpoint` of its base URL, one object per URL in the process, shared by
-all domains and verifier instances:
+all domains and verifier instances (one object per full configuration: URL, key, timeouts and
+retries; every object of one URL shares that URL's slots):
 
-* **concurrency limit**: at most ``concurrency`` requests in flight to the endpoint (a bounded
+* **concurrency limit**: at most ``concurrency`` requests in flight to the URL (a bounded
   semaphore; callers queue for a slot);
 * **deadline**: one judgement (queueing, every attempt, every backoff) ends by its deadline;
   running out raises :class:`JudgeTimeout`;
@@ -20,8 +21,8 @@ identical concurrent requests, common in GRPO groups, call the judge once).
 
 Configuration, first match wins: the verifier's options, then ``RLHUB_JUDGE_CONCURRENCY``,
 ``RLHUB_JUDGE_DEADLINE_S``, ``RLHUB_JUDGE_TIMEOUT_S`` and ``RLHUB_JUDGE_RETRIES``, then the
-defaults of :class:`EndpointConfig`. The first caller of a URL fixes its limits; a later caller
-asking for different limits gets the existing endpoint and a warning.
+defaults of :class:`EndpointConfig`. The first caller of a URL fixes its concurrency; a later
+caller asking for another gets a warning (and its own key, timeouts and retries).
 """
 
 from __future__ import annotations
@@ -236,10 +237,12 @@ class JudgeEndpoint:
     ``httpx.Client`` is created per process (a forked worker builds its own).
     """
 
-    def __init__(self, config: EndpointConfig):
+    def __init__(self, config: EndpointConfig, slots: tuple[threading.BoundedSemaphore, int]
+                 | None = None):
         self.config = config
         self.url = config.url
-        self._slots = threading.BoundedSemaphore(max(1, config.concurrency))
+        limit = max(1, config.concurrency)
+        self._slots, self.limit = slots or (threading.BoundedSemaphore(limit), limit)
         self._client: Any = None
         self._pid = 0
         self._lock = threading.Lock()
@@ -309,7 +312,7 @@ class JudgeEndpoint:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not self._slots.acquire(timeout=remaining):
             raise JudgeTimeout(f"judge {self.url}: no free slot among "
-                               f"{self.config.concurrency} before the deadline of "
+                               f"{self.limit} before the deadline of "
                                f"{self.config.deadline_s:g} s")
         STATS.flight(self.url, +1)
         start = time.perf_counter()
@@ -363,22 +366,28 @@ def reply_text(resp: Any) -> str:
     return content
 
 
-_ENDPOINTS: dict[str, JudgeEndpoint] = {}
+_ENDPOINTS: dict[EndpointConfig, JudgeEndpoint] = {}
+_SLOTS: dict[str, tuple[threading.BoundedSemaphore, int]] = {}
 _ENDPOINTS_LOCK = threading.Lock()
 _WARNED: set[EndpointConfig] = set()
 
 
 def endpoint(url: str, options: dict[str, Any] | None = None) -> JudgeEndpoint:
-    """The process's endpoint for ``url``, created with ``options`` by its first caller."""
+    """The process's endpoint for ``url`` with ``options``: one per full configuration (key,
+    timeouts, retries), so no caller is answered under another's key or limits; every endpoint
+    of one URL shares its requests in flight, whose number the URL's first caller fixes."""
     config = EndpointConfig.from_options(url, options or {})
     with _ENDPOINTS_LOCK:
-        existing = _ENDPOINTS.get(config.url)
+        existing = _ENDPOINTS.get(config)
         if existing is None:
-            _ENDPOINTS[config.url] = existing = JudgeEndpoint(config)
-        elif config != existing.config and config not in _WARNED:
-            _WARNED.add(config)
-            log.warning("judge endpoint %s already runs with %s; ignoring the different limits "
-                        "%s asked for by another verifier", config.url, existing.config, config)
+            slots = _SLOTS.setdefault(config.url, (threading.BoundedSemaphore(
+                max(1, config.concurrency)), max(1, config.concurrency)))
+            if slots[1] != max(1, config.concurrency) and config not in _WARNED:
+                _WARNED.add(config)
+                log.warning("judge endpoint %s already allows %d requests in flight; ignoring "
+                            "the concurrency %d another verifier asked for", config.url,
+                            slots[1], config.concurrency)
+            _ENDPOINTS[config] = existing = JudgeEndpoint(config, slots)
         return existing
 
 
@@ -388,6 +397,7 @@ def reset_endpoints() -> None:
         for ep in _ENDPOINTS.values():
             ep.close()
         _ENDPOINTS.clear()
+        _SLOTS.clear()
     CACHE.clear()
 
 
@@ -395,7 +405,8 @@ def reset_endpoints() -> None:
 
 
 def cache_key(*parts: Any) -> str:
-    """A digest of JSON-serialisable parts: (endpoint, model, rubric version, prompt, ...)."""
+    """A digest of JSON-serialisable parts: (endpoint, model, options, domain, source, prompt,
+    ...)."""
     blob = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 

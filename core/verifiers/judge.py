@@ -12,7 +12,7 @@ default judge::
     model: my-judge                    # trusted only
     mode: pointwise                    # or pairwise: the completion against a reference answer
     rubric:
-      version: explain-1               # part of the cache key; default: a digest of the rubric
+      version: explain-1               # a label for people; default: a digest of the rubric
       criteria: {correctness: "Facts are right.", clarity: {description: "...", weight: 2}}
       scale: [1, 10]                   # integer scores, both ends included
       instructions: "..."              # extra trusted instructions for the grader
@@ -26,7 +26,9 @@ default judge::
     tie_value: 0.5                     # pairwise: the value of a tie (a win is 1, a loss 0)
     component: judge                   # component names: <component>, <component>_<criterion>
     max_chars: 8000                    # longer completions are truncated for the grader
-    temperature: 0.0, max_tokens: 512, cache: true
+    temperature: 0.0, max_tokens: 512, cache: true   # cached by every option, the endpoint and
+                                       # model, the domain and its source, the task's prompt,
+                                       # reference and notes, and the completion
     concurrency, deadline_s, timeout_s, retries, backoff_s, api_key_env   # with url: its limits
 
 Components: ``<component>`` (the normalised score in [0, 1]; pairwise: 1 win, ``tie_value`` tie,
@@ -81,7 +83,7 @@ NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 @dataclass(frozen=True)
 class Rubric:
-    """Named criteria (description, weight), an integer scale and a version for the cache."""
+    """Named criteria (description, weight), an integer scale and a version label."""
 
     criteria: dict[str, tuple[str, float]]
     scale: tuple[int, int] = (1, 10)
@@ -403,10 +405,15 @@ class Judge:
         compute = lambda: self._judge(ep, model, task, completion, reference, deadline)
         if not self.options.get("cache", True):
             return compute()
-        key = endpoints.cache_key(ep.url, model, self.rubric.version, self.mode, self.fmt,
-                                  self.samples, self.how, task.prompt, completion, reference,
-                                  resolve(task, self.notes))
+        key = endpoints.cache_key(ep.url, model, self.options, task.domain, self._source(task),
+                                  task.prompt, completion, reference, resolve(task, self.notes))
         return endpoints.CACHE.get_or_compute(key, compute, timeout=deadline - time.monotonic())
+
+    def _source(self, task: Task) -> str:
+        """Where the task's domain comes from (its file or distribution), for the cache key."""
+        manifests = getattr(self.registry, "manifests", None) or {}
+        manifest = manifests.get(task.domain)
+        return f"{manifest.distribution} {manifest.source}" if manifest is not None else ""
 
     def _judge(self, ep: endpoints.JudgeEndpoint, model: str, task: Task, completion: str,
                reference: str | None, deadline: float) -> Judgement:

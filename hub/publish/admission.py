@@ -1,75 +1,75 @@
 """What a verified bundle must satisfy before ``rlhub pull`` installs it.
 
-* **The user's policy**, unless pulled with trust: every data-only domain file declares only what
-  :mod:`rlhub.trust` lets an untrusted environment declare.
-* **No shadowing**: no domain id another source provides (an installed plugin, a file the user
-  named, another pulled environment), no domain in an installed plugin's namespace, and no
-  environment name already installed from another remote. Each refusal names both sources.
+* **The user's policy**, unless pulled with trust (:func:`check_policy`): every data-only domain
+  file declares only what :mod:`rlhub.trust` lets an untrusted environment declare.
+* **No shadowing** (:func:`admit`): no domain id another source provides (an installed plugin, a
+  file the user named, another pulled environment), no domain in an installed plugin's
+  namespace, and no environment name already installed from another remote. The ids are those
+  the bundle's files declare (:func:`rlhub.hub.publish.checks.check_identity` made sure the lock
+  says the same). Each refusal names both sources.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rlhub.datadomain import INSTALL_RECORD
 from rlhub.hub.publish.bundle import Bundle
 from rlhub.hub.publish.errors import HubError, PolicyError
-from rlhub.hub.publish.remote import Ref
+from rlhub.hub.publish.remote import Ref, remote_key
+from rlhub.installs import installs
 
 if TYPE_CHECKING:
     from rlhub.plugins import Registry
+    from rlhub.userconfig import UserConfig
 
 
-def admit(bundle: Bundle, ref: Ref, trusted: bool, registry: Registry, home: Path) -> None:
-    """Refuse, before installing, a bundle that asks too much or takes over another's domains.
+def admit(bundle: Bundle, files: dict[str, dict[str, Any]], ref: Ref, registry: Registry,
+          home: Path) -> None:
+    """Refuse, before installing, a bundle that takes over another source's domains or name.
 
+    :param files: The bundle's parsed domain files (their ids are the bundle's data-only ids).
     :param registry: What is installed now.
     :param home: ``$RLHUB_HOME``, whose ``envs/`` holds the pulled environments.
     """
-    if not trusted:
-        _check_policy(bundle)
-    problems = _conflicts(bundle, ref, registry, home)
+    problems = _conflicts(bundle, files, ref, registry, home)
     if problems:
         raise HubError(f"pull {ref}: refused: " + "; ".join(problems) + ". Nothing was installed.")
 
 
-def _check_policy(bundle: Bundle) -> None:
+def check_policy(bundle: Bundle, files: dict[str, dict[str, Any]], config: UserConfig) -> None:
     """Every domain file must stay within what the user's policy lets an untrusted one declare."""
-    import yaml
-
     from rlhub.datadomain import refuse_untrusted
     from rlhub.errors import ManifestError
     from rlhub.trust import Policy, UntrustedEnv
-    from rlhub.userconfig import load_user_config
 
-    env = UntrustedEnv(bundle.name, Policy.from_config(load_user_config()))
-    for rel in domain_files(bundle):
-        raw = yaml.safe_load((bundle.root / rel).read_text())
+    env = UntrustedEnv(bundle.name, Policy.from_config(config))
+    for rel, raw in files.items():
         try:
-            refuse_untrusted(raw if isinstance(raw, dict) else {}, env, f"bundle file {rel}")
+            refuse_untrusted(raw, env, f"bundle file {rel}")
         except ManifestError as exc:
             raise PolicyError(f"{exc} Nothing was installed.") from None
 
 
-def _conflicts(bundle: Bundle, ref: Ref, registry: Registry, home: Path) -> list[str]:
+def _conflicts(bundle: Bundle, files: dict[str, dict[str, Any]], ref: Ref, registry: Registry,
+               home: Path) -> list[str]:
     """One line per domain of the bundle that another installed source provides or owns."""
     mine = (home / "envs" / bundle.name).resolve()
     dists = {w["distribution"] for w in bundle.lock.get("wheels", [])}
+    data_only = {raw["id"] for raw in files.values()}
     source = str(ref)
     problems = [p for p in [_other_install(mine, ref)] if p]
-    for domain_id, entry in sorted(bundle.lock["domains"].items()):
+    for domain_id in sorted(set(bundle.lock["domains"]) | data_only):
         namespace = domain_id.split("/", 1)[0]
         plugin = registry.plugins.get(namespace)
-        data_only = str(entry.get("code") or "").startswith("domains/")
+        ours = domain_id in data_only
         other = registry.manifests.get(domain_id)
-        if plugin is not None and (data_only or plugin.distribution not in dists):
+        if plugin is not None and (ours or plugin.distribution not in dists):
             problems.append(f"domain {domain_id} of bundle {bundle.name} from {source}: its "
                             f"namespace {namespace!r} belongs to the plugin {plugin.name} from "
                             f"{plugin.distribution}")
         elif other is not None and not _is_within(other.source, mine) and (
-            data_only or other.distribution not in dists
+            ours or other.distribution not in dists
         ):
             problems.append(f"domain {domain_id} of bundle {bundle.name} from {source} is "
                             f"already provided by {other.distribution}; remove that source or "
@@ -79,24 +79,16 @@ def _conflicts(bundle: Bundle, ref: Ref, registry: Registry, home: Path) -> list
 
 def _other_install(env_dir: Path, ref: Ref) -> str | None:
     """A problem when ``env_dir`` holds an environment of the same name from another remote."""
-    for record in sorted(env_dir.glob(f"*/{INSTALL_RECORD}")):
-        try:
-            installed_from = json.loads(record.read_text()).get("source")
-        except (OSError, ValueError, AttributeError):
-            installed_from = None
-        if installed_from != ref.url:
+    if not env_dir.is_dir():
+        return None
+    for install in installs(env_dir):
+        installed_from = install.record.get("source")
+        if not isinstance(installed_from, str) or remote_key(installed_from) != remote_key(ref.url):
             return (f"an environment named {env_dir.name!r} is already installed in "
-                    f"{record.parent} from {installed_from}; remove it first (`rm -r "
-                    f"{record.parent}`) to install the one from {ref}")
+                    f"{install.folder} from {installed_from}; remove it first (`rm -r "
+                    f"{env_dir}`) to install the one from {ref}")
     return None
 
 
 def _is_within(path: str, folder: Path) -> bool:
     return bool(path) and Path(path).resolve().is_relative_to(folder)
-
-
-def domain_files(bundle: Bundle) -> list[str]:
-    """The bundle's domain files discovery reads (``domains/*.yaml``, not deeper)."""
-    return [rel for rel in sorted(bundle.lock["files"])
-            if rel.startswith("domains/") and rel.endswith((".yaml", ".yml"))
-            and rel.count("/") == 1]

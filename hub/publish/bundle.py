@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from rlhub.errors import DomainNotFound, did_you_mean
 from rlhub.hub.publish.card import render_card, slug
 from rlhub.hub.publish.errors import HubError, IntegrityError
+from rlhub.hub.publish.fetching import lock_key
 from rlhub.hub.publish.lock import (
     LOCK_FILE,
     LOCK_VERSION,
@@ -458,7 +459,10 @@ def verify_bundle(
 def _file_problem(root: Path, rel: str, info: dict[str, Any]) -> str | None:
     """What is wrong with one listed file, or None. A link is never followed, so a bundle can
     neither smuggle in a file from outside itself nor learn its hash from the error."""
-    path = root / safe_relpath(rel)
+    try:
+        path = root / lock_key(rel)
+    except IntegrityError as exc:
+        return str(exc)
     link = _first_link(root, path)
     if link is not None:
         return f"file {rel} is a symbolic link ({link}); a bundle holds regular files only"

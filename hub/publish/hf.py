@@ -7,9 +7,12 @@ so ``main`` never shows half a bundle), then ``create_tag`` for ``--revision``. 
 pushing another bundle under an existing tag is refused before anything is committed.
 
 A pull resolves the revision to a commit with ``repo_info`` and downloads that exact commit: its
-``rlhub.lock`` first, then with ``snapshot_download`` only the files the lock lists, once their
-sizes on the Hub match it; a tag or branch moving during the download cannot mix two bundles,
-and no file outside the lock is fetched. Parquet files and wheels travel through LFS (Xet when
+``rlhub.lock`` first, then each file the lock lists by its exact path (a GET of ``resolve/<commit>/
+<path>`` through huggingface_hub's own session and headers; never a pattern, which the Hub client
+would expand: ``data/`` matches any depth), once its size on the Hub matches the lock's, and no
+further than that size while it streams; a tag or branch moving during the download cannot mix
+two bundles, and no file outside the lock is fetched.
+Parquet files and wheels travel through LFS (Xet when
 ``hf_xet`` is installed), which huggingface_hub handles.
 
 The endpoint is ``$HF_ENDPOINT`` at call time (default ``https://huggingface.co``); the token is
@@ -18,7 +21,6 @@ huggingface_hub's usual one (``HF_TOKEN`` or ``hf auth login``).
 
 from __future__ import annotations
 
-import glob
 import os
 import tempfile
 from collections.abc import Iterator
@@ -28,6 +30,15 @@ from typing import Any
 
 from rlhub.hub.publish.bundle import Bundle
 from rlhub.hub.publish.errors import HubError, IntegrityError, RevisionNotFound
+from rlhub.hub.publish.fetching import (
+    CHUNK,
+    MAX_LOCK_BYTES,
+    REFUSED,
+    BundleCaps,
+    check_files,
+    read_bounded,
+    stream_to,
+)
 from rlhub.hub.publish.lock import LOCK_FILE, parse_lock
 from rlhub.hub.publish.remote import DEFAULT_REVISION, Fetched, check_tag
 
@@ -130,59 +141,78 @@ class HfRemote:
 
     # -- fetch ---------------------------------------------------------------------------
 
-    def fetch(self, revision: str | None, dest: Path) -> Fetched:
+    def fetch(self, revision: str | None, dest: Path, caps: BundleCaps = BundleCaps()) -> Fetched:
         """Download the commit ``revision`` resolves to into ``dest`` (verified separately).
 
-        The lock comes first, and only the files it lists are downloaded, each after its size on
-        the Hub matched the lock's: a repo cannot make a pull fetch anything else, or more.
+        The lock comes first, and its keys and caps are checked
+        (:mod:`rlhub.hub.publish.fetching`) before anything else is downloaded; then each file it
+        lists, by that exact path (never a pattern), after its size on the Hub matched the
+        lock's, and no further than that size while it streams.
         """
-        from huggingface_hub import snapshot_download
-
         rev = revision or DEFAULT_REVISION
         api = self._api()
+        where = f"{self.url}@{rev}"
         with self._errors("pull", rev):
             info = api.repo_info(
                 self.repo_id, repo_type=REPO_TYPE, revision=rev, files_metadata=True
             )
             commit = str(info.sha)
-            files = self._lock_files(commit, dest)
-            self._check_sizes(info, files, f"{self.url}@{rev}")
-            if files:
-                snapshot_download(
-                    self.repo_id,
-                    repo_type=REPO_TYPE,
-                    revision=commit,
-                    local_dir=str(dest),
-                    endpoint=endpoint(),
-                    allow_patterns=[glob.escape(p) for p in sorted(files)],
-                )
+            files = self._lock_files(commit, dest, caps, where)
+            self._check_sizes(info, files, where)
+            for rel, size in sorted(files.items()):
+                self._download(commit, rel, size, dest, where)
         return Fetched(dest, None, commit, rev)
 
-    def _lock_files(self, commit: str, dest: Path) -> dict[str, Any]:
-        """Download the commit's lock into ``dest``; the files it lists (none if unreadable)."""
-        from huggingface_hub import hf_hub_download
+    @contextmanager
+    def _stream(self, commit: str, rel: str) -> Iterator[Any]:
+        """The response of a GET of ``rel`` at ``commit``, through huggingface_hub's session."""
+        from huggingface_hub import get_session, hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
+
+        url = hf_hub_url(self.repo_id, rel, repo_type=REPO_TYPE, revision=commit,
+                         endpoint=endpoint())
+        with get_session().stream("GET", url, headers=build_hf_headers(),
+                                  follow_redirects=True, timeout=60) as response:
+            hf_raise_for_status(response)
+            yield response
+
+    def _lock_files(self, commit: str, dest: Path, caps: BundleCaps, where: str
+                    ) -> dict[str, int]:
+        """Download the commit's lock into ``dest``; ``{file: size}`` it lists, keys and caps
+        checked (none if it is missing or unreadable: verify_bundle names what is wrong)."""
         from huggingface_hub import errors as hf_errors
 
         try:
-            path = hf_hub_download(self.repo_id, LOCK_FILE, repo_type=REPO_TYPE, revision=commit,
-                                   local_dir=str(dest), endpoint=endpoint())
+            with self._stream(commit, LOCK_FILE) as response:
+                data = read_bounded(response.iter_bytes(CHUNK), MAX_LOCK_BYTES,
+                                    f"{LOCK_FILE} of {where}")
         except hf_errors.EntryNotFoundError:
-            return {}  # verify_bundle names the missing lock
+            return {}
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / LOCK_FILE).write_bytes(data)
         try:
-            lock = parse_lock(Path(path).read_text(), f"{LOCK_FILE} of {self.url}@{commit}")
+            lock = parse_lock(data.decode(errors="replace"), f"{LOCK_FILE} of {where}")
         except HubError:
-            return {}  # verify_bundle names what is wrong with it
-        return dict(lock.get("files") or {})
+            return {}
+        return check_files(lock.get("files", {}), caps, where)
+
+    def _download(self, commit: str, rel: str, size: int, dest: Path, where: str) -> None:
+        from huggingface_hub import errors as hf_errors
+
+        try:
+            with self._stream(commit, rel) as response:
+                stream_to(response.iter_bytes(CHUNK), dest / rel, size, rel, where)
+        except hf_errors.EntryNotFoundError:
+            return  # verify_bundle names the missing file
 
     @staticmethod
-    def _check_sizes(info: Any, files: dict[str, Any], where: str) -> None:
+    def _check_sizes(info: Any, files: dict[str, int], where: str) -> None:
         sizes = {s.rfilename: s.size for s in info.siblings or []}
-        for rel, entry in sorted(files.items()):
-            if rel in sizes and sizes[rel] != entry.get("size"):
+        for rel, size in sorted(files.items()):
+            if rel in sizes and sizes[rel] != size:
                 raise IntegrityError(
                     f"bundle at {where}: file {rel} has the wrong size: expected "
-                    f"{entry.get('size')} bytes, found {sizes[rel]}. The bundle was refused and "
-                    "nothing was installed."
+                    f"{size} bytes, found {sizes[rel]}. {REFUSED}"
                 )
 
     def _known_refs(self) -> str:

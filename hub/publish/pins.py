@@ -11,7 +11,11 @@ bundle id the reference resolved to and the bundle's lock hash::
         "bundle": "<sha256 of the lock>", "name": "env", "trusted": false}}}
 
 A later pull of the same reference that finds another bundle is refused unless ``--update``, and
-the refusal says how to pull the pinned one (by its commit or bundle id, which never move).
+the refusal says how to pull the pinned one (by its commit or bundle id, which never move). The
+reference is keyed by its normalised URL (:func:`rlhub.hub.publish.remote.remote_key`), so
+another spelling of the same remote is the same pin. Discovery reads the pins too
+(:mod:`rlhub.installs`): in this project, an environment is the bundle its last recorded pull
+pinned, whatever another project pulled since.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from typing import Any
 
 from rlhub.hub.publish.errors import HubError
 from rlhub.hub.publish.lock import LOCK_VERSION, write_lock
-from rlhub.hub.publish.remote import DEFAULT_REVISION, Ref
+from rlhub.hub.publish.remote import DEFAULT_REVISION, Ref, remote_key
+from rlhub.installs import PROJECT_LOCK
 
-PROJECT_LOCK = "rlhub-pulls.lock"
+__all__ = ["PROJECT_LOCK", "PinMismatch", "Pins"]
+
 
 
 class PinMismatch(HubError):
@@ -56,7 +62,7 @@ class Pins:
 
     @staticmethod
     def key(ref: Ref) -> str:
-        return f"{ref.url}@{ref.revision or DEFAULT_REVISION}"
+        return f"{remote_key(ref.url)}@{ref.revision or DEFAULT_REVISION}"
 
     def check(self, ref: Ref, bundle: str, resolved: str) -> None:
         """Raise :class:`PinMismatch` if ``ref`` is pinned to a bundle other than ``bundle``."""
@@ -73,6 +79,7 @@ class Pins:
 
     def record(self, ref: Ref, entry: dict[str, Any]) -> None:
         """Pin ``ref`` to ``entry`` (``resolved``, ``bundle``, ...); write the file atomically."""
+        self.pulls.pop(self.key(ref), None)  # the last pull recorded is the one discovery uses
         self.pulls[self.key(ref)] = {"url": ref.url,
                                      "revision": ref.revision or DEFAULT_REVISION, **entry}
         write_lock({"rlhub_lock": LOCK_VERSION, "kind": "pulls", "pulls": self.pulls}, self.path)

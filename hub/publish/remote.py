@@ -17,15 +17,26 @@ interrupted push never leaves a ref pointing at an incomplete bundle.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
-from rlhub.hub.publish.bundle import Bundle, safe_relpath
+from rlhub.hub.publish.bundle import Bundle
 from rlhub.hub.publish.errors import HubError, IntegrityError, RevisionNotFound
+from rlhub.hub.publish.fetching import (
+    MAX_LOCK_BYTES,
+    REFUSED,
+    BundleCaps,
+    check_files,
+    file_chunks,
+    read_bounded,
+    stream_to,
+)
 from rlhub.hub.publish.lock import LOCK_FILE, parse_lock
 
 DEFAULT_REVISION = "main"
@@ -62,7 +73,7 @@ class Remote(Protocol):
 
     def push(self, bundle: Bundle, revision: str | None) -> dict[str, Any]: ...
 
-    def fetch(self, revision: str | None, dest: Path) -> Fetched: ...
+    def fetch(self, revision: str | None, dest: Path, caps: BundleCaps) -> Fetched: ...
 
 
 def parse_ref(text: str) -> Ref:
@@ -78,7 +89,33 @@ def parse_ref(text: str) -> Ref:
             if HF_REPO_RE.match(url) and not local.exists()
             else local.resolve().as_uri()
         )
-    return Ref(url.rstrip("/"), revision)
+    return Ref(normalise_url(url), revision)
+
+
+def normalise_url(url: str) -> str:
+    """One spelling per remote, so that pins, install records and refusals agree: the scheme in
+    lower case, no empty, ``.`` or trailing path part; a ``file:`` URL as its resolved absolute
+    path (``file://localhost/a/../b``, ``%20``); a Hub repo id without a ``datasets/`` prefix."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url.rstrip("/")
+    scheme = scheme.lower()
+    if scheme == "file":
+        from urllib.parse import unquote
+
+        path = unquote(rest.removeprefix("localhost"))
+        return Path("/" + path.lstrip("/")).resolve().as_uri()
+    parts = [p for p in rest.split("/") if p not in ("", ".")]
+    if scheme == "hf" and len(parts) == 3 and parts[0] == "datasets":
+        parts = parts[1:]
+    return f"{scheme}://" + "/".join(parts)
+
+
+def remote_key(url: str) -> str:
+    """The key one remote is known by in pins and install records: its normalised URL, and a
+    Hub repo id in lower case (the Hub's repo ids are case-insensitive)."""
+    url = normalise_url(url)
+    return url.lower() if url.startswith("hf://") else url
 
 
 def check_tag(tag: str) -> str:
@@ -118,9 +155,11 @@ class FsspecRemote:
         return {n: v for n in sorted(names) if TAG_RE.match(n) and (v := self.read_ref(n))}
 
     def read_ref(self, name: str) -> str | None:
+        """The bundle id a ref names (read through no link, at most 128 bytes), or None."""
         try:
-            value = self.fs.cat_file(self._path("refs", name)).decode().strip()
-        except FileNotFoundError:
+            with self._open(("refs", name), f"{self.url}@{name}") as fh:
+                value = fh.read(128).decode().strip()
+        except (FileNotFoundError, UnicodeDecodeError):
             return None
         return value if BUNDLE_ID_RE.match(value) else None
 
@@ -168,52 +207,54 @@ class FsspecRemote:
 
     # -- fetch ---------------------------------------------------------------------------
 
-    def fetch(self, revision: str | None, dest: Path) -> Fetched:
-        """Download the files the bundle's lock lists into ``dest`` (verification is separate)."""
+    def fetch(self, revision: str | None, dest: Path, caps: BundleCaps = BundleCaps()) -> Fetched:
+        """Download the files the bundle's lock lists into ``dest`` (verification is separate).
+
+        Every lock key is checked (:mod:`rlhub.hub.publish.fetching`) before any file is
+        downloaded; each file is read by that key, through no link, and no further than its size.
+        """
         rev = revision or DEFAULT_REVISION
         bundle_id = rev if BUNDLE_ID_RE.match(rev) else self.read_ref(rev)
         if bundle_id is None:
             raise RevisionNotFound(self._not_found(rev))
-        src = self._path("bundles", bundle_id)
+        where = f"{self.url}@{rev}"
+        src = ("bundles", bundle_id)
         try:
-            lock_bytes = self.fs.cat_file(f"{src}/{LOCK_FILE}")
+            with self._open((*src, LOCK_FILE), where) as fh:
+                lock_bytes = read_bounded(file_chunks(fh), MAX_LOCK_BYTES,
+                                          f"{LOCK_FILE} of {where}")
         except FileNotFoundError:
             raise RevisionNotFound(
-                f"{self.url}@{rev}: expected the bundle {bundle_id} at "
-                f"{src}, found no {LOCK_FILE} there"
+                f"{where}: expected the bundle {bundle_id} at {self._path(*src)}, found no "
+                f"{LOCK_FILE} there"
             ) from None
-        lock = parse_lock(lock_bytes.decode(), f"{LOCK_FILE} of {self.url}@{rev}")
+        lock = parse_lock(lock_bytes.decode(), f"{LOCK_FILE} of {where}")
+        sizes = check_files(lock.get("files", {}), caps, where)
         dest.mkdir(parents=True, exist_ok=True)
         (dest / LOCK_FILE).write_bytes(lock_bytes)
-        for rel, info in sorted(lock.get("files", {}).items()):
-            local = dest / safe_relpath(rel)
-            local.parent.mkdir(parents=True, exist_ok=True)
+        for rel, size in sorted(sizes.items()):
             try:
-                self._check_source(src, rel, info, f"{self.url}@{rev}")
-                self.fs.get_file(f"{src}/{rel}", str(local))
+                with self._open((*src, *rel.split("/")), where) as fh:
+                    _check_size(fh, size, rel, where)
+                    stream_to(file_chunks(fh), dest / rel, size, rel, where)
             except FileNotFoundError:
                 continue  # reported, with every other problem, by verify_bundle
         return Fetched(dest, bundle_id, bundle_id, rev)
 
-    def _check_source(self, src: str, rel: str, info: dict[str, Any], where: str) -> None:
-        """Refuse, before downloading it, a file of the wrong size or one behind a link.
-
-        A local remote's link would be followed by the copy, bringing a file from outside the
-        bundle (the user's own, say) into it; a wrong size could be a file of any length.
-        """
-        path = f"{src}/{safe_relpath(rel)}"
-        inside = os.path.join(os.path.realpath(src), safe_relpath(rel))
-        if _is_local(self.fs) and os.path.realpath(path) != inside:
+    def _open(self, parts: tuple[str, ...], where: str) -> BinaryIO:
+        """The remote file at ``parts`` under the base, opened for reading through no link."""
+        if not _is_local(self.fs):
+            return self.fs.open(self._path(*parts), "rb")  # type: ignore[no-any-return]
+        try:
+            return open_no_links(self.base, parts)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise FileNotFoundError(exc.errno, exc.strerror) from None
+            rel = "/".join(parts[2:] if parts[0] == "bundles" else parts)
             raise IntegrityError(
-                f"bundle at {where}: file {rel} is a symbolic link (or lies under one); a "
-                "bundle holds regular files only. The bundle was refused and nothing was installed."
-            )
-        size = self.fs.size(path)
-        if size != info.get("size"):
-            raise IntegrityError(
-                f"bundle at {where}: file {rel} has the wrong size: expected {info.get('size')} "
-                f"bytes, found {size}. The bundle was refused and nothing was installed."
-            )
+                f"bundle at {where}: file {rel} is a symbolic link (or lies under one) or not a "
+                f"regular file; a bundle holds regular files only. {REFUSED}"
+            ) from None
 
     def _not_found(self, rev: str) -> str:
         refs = self.refs()
@@ -222,6 +263,38 @@ class FsspecRemote:
             f"revision {rev!r} not found at {self.url}: expected a tag, 'main' or a bundle "
             f"id; the refs there are {known}"
         )
+
+
+def _check_size(fh: Any, size: int, rel: str, where: str) -> None:
+    """Refuse, before reading it, a file whose size the remote reports and that differs from
+    the lock's (the stream is bounded by the lock's size anyway)."""
+    try:
+        found = os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        found = getattr(fh, "size", None)
+    if isinstance(found, int) and found != size:
+        raise IntegrityError(f"bundle at {where}: file {rel} has the wrong size: expected {size} "
+                             f"bytes, found {found}. {REFUSED}")
+
+
+def open_no_links(base: str, parts: tuple[str, ...]) -> BinaryIO:
+    """Open ``base/parts...`` for reading, following no link at or below ``base`` (``base`` is
+    the user's own and may be one): each folder is opened relative to the last one with
+    ``O_NOFOLLOW``, and the file must be a regular file (a FIFO would block the pull)."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(leaf).st_mode):
+        os.close(leaf)
+        raise OSError(errno.EINVAL, "not a regular file")
+    os.set_blocking(leaf, True)
+    return os.fdopen(leaf, "rb")
 
 
 def _is_local(fs: Any) -> bool:

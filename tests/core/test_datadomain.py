@@ -101,7 +101,9 @@ def test_missing_dataset_columns_are_named(tmp_path):
     (tmp_path / "rows.jsonl").write_text(jsonl([{"qid": "1", "question": "?"}]))
     domain = Registry(domain_files=[write_domain(tmp_path, "rows.jsonl")],
                       autoload=False).get("mydata/double-v1")
-    with pytest.raises(ManifestError, match=r"expected dataset columns \['ans'\]"):
+    with pytest.raises(ManifestError, match=r"^domain 'mydata/double-v1': dataset .*rows\.jsonl "
+                       r"line 1: expected the columns \['ans'\] \(from fields and split\), found "
+                       r"\['qid', 'question'\]$"):
         domain.task("train", 0, 0)
 
 

@@ -53,7 +53,7 @@ def test_push_then_pull_through_a_file_url_registers_the_same_domain(tmp_path, d
     pulled = cli("pull", f"{remote}@v1")
     assert pulled.exit_code == 0, pulled.output
     assert "registered mydata/double-v1" in pulled.stderr
-    target = home() / "envs" / "mydata" / "v1"
+    target = home() / "envs" / "mydata" / info["bundle"]
     assert installed(home()) == [target]
     fresh, local = Registry(autoload=False), Registry(domain_files=[data_domain], autoload=False)
     assert fresh.manifest("mydata/double-v1").source == str(target / "domains" / "double.yaml")
@@ -157,7 +157,7 @@ def test_an_unknown_revision_names_the_refs_that_exist(tmp_path, data_registry, 
         pull(f"{(tmp_path / 'empty').as_uri()}@v1")
 
 
-def test_a_bundle_can_be_pulled_by_its_id_and_a_new_revision_replaces_the_installed_one(
+def test_a_bundle_can_be_pulled_by_its_id_and_every_bundle_stays_installed_by_content(
     tmp_path, data_registry
 ):
     url = (tmp_path / "remote").as_uri()
@@ -165,11 +165,14 @@ def test_a_bundle_can_be_pulled_by_its_id_and_a_new_revision_replaces_the_instal
     second = push(
         "mydata", url, revision="v2", registry=data_registry, options=BuildOptions(test_size=6)
     )["bundle"]
-    assert pull(f"{url}@v1").path == str(home() / "envs" / "mydata" / "v1")
+    assert pull(f"{url}@v1").path == str(home() / "envs" / "mydata" / first)
     by_id = pull(f"{url}@{second}")
-    assert (by_id.bundle, by_id.replaced) == (second, [str(home() / "envs" / "mydata" / "v1")])
-    assert installed(home()) == [home() / "envs" / "mydata" / second[:16]]
-    assert first != second
+    assert by_id.bundle == second and first != second
+    assert installed(home()) == sorted(home() / "envs" / "mydata" / b for b in (first, second))
+    assert (home() / "envs" / "mydata" / "current").read_text() == f"{second}\n"
+    source = Registry(autoload=False, project_lock=tmp_path / "none").manifest(
+        "mydata/double-v1").source
+    assert source == str(home() / "envs" / "mydata" / second / "domains" / "double.yaml")
 
 
 def test_a_domain_file_reading_outside_its_bundle_is_refused(tmp_path, data_registry):
@@ -205,7 +208,7 @@ def test_a_plugin_bundle_is_verified_but_its_wheel_is_installed_only_with_trust(
     result = cli("pull", f"{url}@v1")
     assert result.exit_code == 0, result.output
     (wheel,) = plugin_bundle.lock["wheels"]
-    target = home() / "envs" / "structured" / "v1"
+    target = home() / "envs" / "structured" / plugin_bundle.id
     assert (target / wheel["path"]).is_file()
     assert (
         f"not installed: {Path(wheel['path']).name} holds plugin code. Install it with `"
@@ -233,8 +236,8 @@ def test_a_link_on_a_local_remote_is_refused_before_it_is_copied(tmp_path, data_
         pull(url)
     assert str(err.value) == (
         f"bundle at {url}@main: file domains/data/rows.jsonl is a symbolic link (or lies under "
-        "one); a bundle holds regular files only. The bundle was refused and nothing was "
-        "installed."
+        "one) or not a regular file; a bundle holds regular files only. The bundle was refused "
+        "and nothing was installed."
     )
     assert installed(home()) == []
 

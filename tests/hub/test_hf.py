@@ -62,7 +62,7 @@ def test_a_push_makes_a_dataset_repo_tagged_rlhub_and_a_pull_of_the_tag_round_tr
     assert (tag.name, tag.target_commit) == ("v1", info.sha)
     pulled = pull(f"hf://{repo}@v1")
     assert (pulled.resolved, pulled.registered) == (info.sha, ["mydata/double-v1"])
-    assert installed(home()) == [home() / "envs" / "mydata" / "v1"]
+    assert installed(home()) == [home() / "envs" / "mydata" / pulled.bundle]
     fresh, local = Registry(autoload=False), Registry(domain_files=[data_domain], autoload=False)
     assert fresh.get("mydata/double-v1").sample(4, split="test", seed=1) == local.get(
         "mydata/double-v1"
@@ -74,9 +74,8 @@ def test_a_push_makes_a_dataset_repo_tagged_rlhub_and_a_pull_of_the_tag_round_tr
         ("POST", f"{api_path}/commit/main"),
         ("POST", f"{api_path}/tag/{sha}"),
         ("GET", f"{api_path}/revision/v1"),
-        ("GET", f"{api_path}/tree/{sha}"),
-        ("HEAD", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
         ("GET", f"/datasets/{repo}/resolve/{sha}/rlhub.lock"),
+        ("GET", f"/datasets/{repo}/resolve/{sha}/domains/double.yaml"),
     } <= set(hub.state.requests)
 
 

@@ -66,7 +66,7 @@ def test_files_changed_and_the_lock_resealed_on_the_hub_are_refused_and_the_pin_
     pull(f"hf://{repo}")
     from huggingface_hub import CommitOperationAdd
 
-    rows = b'{"qid": "q1", "question": "1+1?", "ans": "3"}\n'
+    rows = b"".join(b'{"qid": "q%d", "question": "1+1?", "ans": "3"}\n' % i for i in range(20))
     root, evil = reseal(tmp_path, data_registry, rows, repo)
     made = api().create_commit(repo, repo_type="dataset", commit_message="innocent", operations=[
         CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(root / p))
@@ -100,7 +100,7 @@ def test_a_tag_moved_on_the_hub_is_refused_unless_update(hub, repo, data_registr
         f"{first['bundle']} (resolved {first['commit']}), but it now resolves to bundle "
         f"{second['bundle']} ({second['commit']}): the tag moved"
     ) in refused.stderr
-    assert installed(home()) == [home() / "envs" / "mydata" / "v1"]
+    assert installed(home()) == [home() / "envs" / "mydata" / first["bundle"]]
     accepted = cli("pull", f"hf://{repo}@v1", "--update", "--json")
     assert accepted.exit_code == 0, accepted.output
     assert json.loads(accepted.stdout)["resolved"] == second["commit"]

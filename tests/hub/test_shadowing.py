@@ -108,7 +108,7 @@ def test_an_environment_of_the_same_name_from_another_remote_is_not_replaced(tmp
     installed_from = json.loads((first / ".rlhub-pull.json").read_text())["source"]
     assert str(err.value) == (
         f"pull {other}: refused: an environment named 'mydata' is already installed in {first} "
-        f"from {installed_from}; remove it first (`rm -r {first}`) to install the one from "
+        f"from {installed_from}; remove it first (`rm -r {first.parent}`) to install the one from "
         f"{other}. Nothing was installed."
     )
     assert installed(home()) == [first]

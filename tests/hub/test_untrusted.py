@@ -236,20 +236,19 @@ def test_a_compressed_dataset_that_expands_past_the_cap_is_refused_before_it_is_
 ):
     import gzip
 
-    from rlhub import datadomain
-
     rows = b"".join(json.dumps({"qid": f"q{i}", "question": "x" * 2000, "ans": "1"}).encode()
                     + b"\n" for i in range(2000))  # 4 MB of rows, a few kB compressed
     domain_file = write_data_domain(tmp_path / "publisher", dataset="rows.jsonl.gz")
     folder = domain_file.parent
     (folder / "rows.jsonl.gz").write_bytes(gzip.compress(rows))  # in place of plain JSONL
-    monkeypatch.setattr(datadomain, "MAX_DATASET_BYTES", 1 << 20)
+    config = configure(tmp_path, monkeypatch, {"datasets": {"max_bytes": 1 << 20}})
     domain = Registry(domain_files=[domain_file], autoload=False).get("mydata/double-v1")
     with pytest.raises(ManifestError) as err:
         domain.task("test", 0, 0)
     assert str(err.value) == (
-        f"dataset {folder / 'rows.jsonl.gz'}: expected at most 1048576 bytes once decompressed, "
-        "found more; split it into several domains"
+        f"domain 'mydata/double-v1': dataset {folder / 'rows.jsonl.gz'}: expected at most 1048576 "
+        f"bytes once decoded (max_bytes, datasets: in {config}), found more after 513 rows; split "
+        "it into several domains or raise the cap"
     )
 
 
@@ -325,13 +324,11 @@ def test_a_domain_file_declaring_judges_of_its_own_is_refused(tmp_path, judges):
     url = (tmp_path / "remote").as_uri()
     FsspecRemote(url).push(reseal_with(bundle, {"domains/double.yaml": json.dumps(
         spec).encode()}), None)
-    assert pull(url).registered == []
-    registry = Registry(autoload=False)
-    assert "mydata/double-v1" not in registry.ids()
-    (error,) = registry.errors
-    assert "field (top level): Additional properties are not allowed ('judges' was unexpected)" \
-        in error.cause
-    assert theirs.requests == []
+    with pytest.raises(IntegrityError, match=r"^bundle file domains/double\.yaml: domain "
+                       r"'mydata/double-v1': field \(top level\): Additional properties are not "
+                       r"allowed \('judges' was unexpected\)"):
+        pull(url)
+    assert installed(home()) == [] and theirs.requests == []
 
 
 def pulled_mixture(tmp_path: Path, theirs: ScriptedJudge, name: str, data: dict[str, Any]

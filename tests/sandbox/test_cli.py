@@ -71,3 +71,29 @@ def test_exec_lets_a_job_import_a_library_named_with_library(tmp_path: Path) -> 
     assert json.loads(done.stdout)["stdout"] == "pluggy\n"
     alone = rlhub("sandbox", "exec", str(program), "--json")
     assert "No module named 'pluggy'" in json.loads(alone.stdout)["stderr"]
+
+
+def test_exec_finds_the_language_from_the_registry_by_suffix(tmp_path: Path) -> None:
+    program = tmp_path / "job.rb"
+    program.write_text("puts gets.to_i * 2\n")
+    stdin = tmp_path / "in.txt"
+    stdin.write_text("21\n")
+    done = rlhub("sandbox", "exec", str(program), "--stdin", str(stdin), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["stdout"] == "42\n"
+
+
+def test_exec_with_an_unknown_language_names_a_near_match_and_the_listing(tmp_path: Path) -> None:
+    program = tmp_path / "job.txt"
+    program.write_text("print 1")
+    done = rlhub("sandbox", "exec", str(program), "--language", "pyhton")
+    assert done.returncode == 2
+    assert "unknown sandbox language 'pyhton'; did you mean 'python'?" in done.stderr
+    assert "Run `rlhub sandbox info`" in done.stderr
+
+
+def test_info_lists_at_least_twenty_languages_for_the_local_backend() -> None:
+    done = rlhub("sandbox", "info", "--backend", "local", "--json")
+    (report,) = json.loads(done.stdout)
+    assert len(report["languages"]) >= 20, report["languages"]
+    assert {"c", "cpp", "java", "rust", "go", "haskell", "python"} <= set(report["languages"])

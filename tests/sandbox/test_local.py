@@ -47,8 +47,8 @@ def test_c_programs_compile_and_run_inside_the_job(local: LocalBackend) -> None:
     )
     assert (ok.status, ok.stdout) == ("ok", "hi\n"), ok
     broken = local.run(ExecRequest(code="int main( {", language="c"))
-    assert (broken.status, broken.detail) == ("error", "compile error")
-    assert "error" in broken.stderr
+    assert (broken.status, broken.detail) == ("compile_error", "compile error")
+    assert "error" in broken.stderr and broken.compile_s > 0
 
 
 def test_cpp_programs_compile_and_run_inside_the_job(local: LocalBackend) -> None:
@@ -80,12 +80,10 @@ def test_javascript_runs_under_node_with_a_heap_cap(local: LocalBackend) -> None
 
 
 def test_an_unknown_language_is_an_infra_error_naming_the_choices(local: LocalBackend) -> None:
-    result = local.run(ExecRequest(code="print 1", language="perl"))
+    result = local.run(ExecRequest(code="print 1", language="pearl"))
     assert result.status == "infra_error"
-    assert (
-        "expected one of ['python', 'bash', 'c', 'cpp', 'javascript'], found 'perl'"
-        in result.detail
-    )
+    assert f"expected one of {local.languages.names()}" in result.detail
+    assert "unknown sandbox language 'pearl'; did you mean 'perl'?" in result.detail
 
 
 def test_paths_escaping_the_work_dir_are_refused(local: LocalBackend) -> None:
@@ -217,20 +215,11 @@ def test_requests_that_would_clobber_the_job_or_escape_the_work_dir_are_refused(
     for name, message in cases.items():
         result = local.run(ExecRequest(code="print(1)", files={name: "x"}))
         assert result.status == "infra_error" and message in result.detail, (name, result)
-    if "c" in local.support.languages():  # the compiled binary's name is taken too
+    if "c" in local.available:  # the compiled binary's name is taken too
         compiled = local.run(ExecRequest(code="int main(){}", language="c", files={"main": "x"}))
         assert compiled.status == "infra_error" and "'main'" in compiled.detail
     allowed = local.run(ExecRequest(code="print(open('main.sh').read())", files={"main.sh": "ok"}))
     assert (allowed.status, allowed.stdout) == ("ok", "ok\n")  # another language's name is fine
-
-
-def test_the_host_knows_the_file_names_the_worker_writes_code_to() -> None:
-    import importlib
-
-    from rlhub.sandbox.channel import OWN_FILES
-
-    zygote = importlib.import_module("rlhub.sandbox.zygote")
-    assert {lang: names[0] for lang, names in OWN_FILES.items()} == zygote.SOURCES
 
 
 def test_nonsense_sizes_are_refused_up_front(local) -> None:
@@ -378,7 +367,7 @@ def test_a_worker_that_stops_answering_times_out_and_its_late_result_is_still_re
         assert backend.run(ExecRequest(code="print(1)")).status == "ok"
         worker = backend.pools[(False, ())][0]
         assert worker is not None
-        monkeypatch.setattr("rlhub.sandbox.local.GRACE_S", 0.5)
+        monkeypatch.setattr("rlhub.sandbox.local.answer_within", lambda request: 0.5)
         pid = worker.proc.pid  # bubblewrap; below it, bubblewrap's init, then the worker
         while "python" not in Path(f"/proc/{pid}/comm").read_text():
             pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])

@@ -18,7 +18,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def logged_run(run_dir, steps: int = 12) -> None:
     """A short adaptive run over three domains that logs every decision."""
-    sched = Scheduler.from_config({"domains": {d: {"reward_range": [0, 1]} for d in "abc"}})
+    sched = Scheduler.simulation({"domains": {d: {"reward_range": [0, 1]} for d in "abc"}})
     rng = np.random.default_rng(0)
     for step in range(steps):
         for domain, k in sched.allocate(24).items():

@@ -21,7 +21,7 @@ TWO = {"strategy": "adaptive", "domains": {"a": {"weight": 1.0, "size": 500},
 
 def adaptive(names: list[str], **params: Any) -> Scheduler:
     domains = {n: {"reward_range": [0, 1]} for n in names}
-    return Scheduler.from_config({"strategy": "adaptive", "domains": domains, "params": params})
+    return Scheduler.simulation({"strategy": "adaptive", "domains": domains, "params": params})
 
 
 def feed(sched: Scheduler, rng: np.random.Generator, rates: dict[str, float], steps: int,
@@ -35,16 +35,17 @@ def feed(sched: Scheduler, rng: np.random.Generator, rates: dict[str, float], st
 # -- construction and strategies -------------------------------------------------------------
 
 
-def test_from_config_accepts_unregistered_names_for_simulation():
-    sched = rlhub.Scheduler.from_config(TWO)
+def test_a_simulation_accepts_unregistered_names():
+    sched = rlhub.Scheduler.simulation(TWO)
     assert sched.weights() == {"a": 0.5, "b": 0.5}
 
 
-def test_sampling_without_a_registry_fails_with_a_clear_error():
-    sched = rlhub.Scheduler.from_config(TWO)
-    with pytest.raises(SchedulerError, match=r"cannot sample tasks: this scheduler was built "
-                                             r"without a registry; pass one to "):
+def test_a_simulation_cannot_sample_and_says_what_to_build_instead():
+    sched = rlhub.Scheduler.simulation(TWO)
+    with pytest.raises(SchedulerError, match=r"cannot sample tasks: a simulation has no registry; "
+                                             r"build the scheduler with Scheduler.from_config"):
         sched.sample(4)
+
 
 
 def test_sampling_names_its_registry_lacks_fails_with_a_clear_error(registry):
@@ -75,7 +76,7 @@ def test_static_follows_weights_and_members_share_their_groups_weight(registry):
 
 @pytest.mark.parametrize("tau", [0.0, 0.5, 1.0])
 def test_temperature_is_proportional_to_size_to_the_power_tau(tau):
-    sched = Scheduler.from_config({"strategy": "temperature", "params": {"tau": tau},
+    sched = Scheduler.simulation({"strategy": "temperature", "params": {"tau": tau},
                                    "domains": {"a": {"size": 900}, "b": {"size": 100}}})
     expected = 900 ** tau / (900 ** tau + 100 ** tau)
     assert sched.weights()["a"] == pytest.approx(expected)
@@ -90,11 +91,11 @@ def test_temperature_takes_sizes_from_manifests(registry):
 def test_temperature_without_a_size_names_the_domain_and_the_fix():
     with pytest.raises(SchedulerError, match=r"field domains.b.size: expected a dataset size for "
                                              r"the temperature strategy, found none"):
-        Scheduler.from_config({"strategy": "temperature", "domains": {"a": {"size": 5}, "b": {}}})
+        Scheduler.simulation({"strategy": "temperature", "domains": {"a": {"size": 5}, "b": {}}})
 
 
 def test_fixed_strategies_ignore_observations():
-    sched = Scheduler.from_config({"strategy": "static", "domains": {"a": 3, "b": 1}})
+    sched = Scheduler.simulation({"strategy": "static", "domains": {"a": 3, "b": 1}})
     sched.observe("a", [[1.0] * 8] * 20)
     sched.observe("b", [[0.0, 1.0] * 4] * 20)
     assert sched.weights() == pytest.approx({"a": 0.75, "b": 0.25})
@@ -103,7 +104,7 @@ def test_fixed_strategies_ignore_observations():
 def test_an_unknown_strategy_is_reported_with_the_built_ins():
     with pytest.raises(SchedulerError, match=r"unknown strategy 'adaptiv'; did you mean "
                                              r"'adaptive'\? No installed plugin provides it"):
-        Scheduler.from_config({"strategy": "adaptiv", "domains": ["a"]})
+        Scheduler.simulation({"strategy": "adaptiv", "domains": ["a"]})
 
 
 class Fixed:
@@ -278,9 +279,9 @@ def test_the_deficit_term_favours_the_worst_domain_while_it_is_learnable():
 
 
 def test_declared_reward_ranges_make_reward_scale_irrelevant():
-    small = Scheduler.from_config({"domains": {"a": {"reward_range": [0, 1]},
+    small = Scheduler.simulation({"domains": {"a": {"reward_range": [0, 1]},
                                                "b": {"reward_range": [0, 1]}}})
-    big = Scheduler.from_config({"domains": {"a": {"reward_range": [0, 1]},
+    big = Scheduler.simulation({"domains": {"a": {"reward_range": [0, 1]},
                                              "b": {"reward_range": [0, 10]}}})
     rng = np.random.default_rng(4)
     for _ in range(30):
@@ -294,7 +295,7 @@ def test_declared_reward_ranges_make_reward_scale_irrelevant():
 
 
 def test_running_normalisation_learns_the_scale_of_an_undeclared_range():
-    sched = Scheduler.from_config({"domains": {"a": {}, "b": {"normalize": "running"}}})
+    sched = Scheduler.simulation({"domains": {"a": {}, "b": {"normalize": "running"}}})
     sched.observe("a", [[0.0, 1.0]] * 4)
     sched.observe("b", [[0.0, 50.0]] * 4)
     signals = sched.signals()
@@ -305,7 +306,7 @@ def test_running_normalisation_learns_the_scale_of_an_undeclared_range():
 
 
 def test_allocation_is_stratified_and_tracks_the_mixture_within_one_task():
-    sched = Scheduler.from_config({"strategy": "static",
+    sched = Scheduler.simulation({"strategy": "static",
                                    "domains": {"a": 0.61, "b": 0.3, "c": 0.09}})
     totals = {"a": 0, "b": 0, "c": 0}
     for step in range(1, 60):
@@ -393,7 +394,7 @@ def test_observe_batch_leaves_out_nan_rollouts_like_observe_leaves_out_none():
 
 
 def test_observation_errors_name_the_domain_and_what_was_wrong():
-    sched = rlhub.Scheduler.from_config(TWO)
+    sched = rlhub.Scheduler.simulation(TWO)
     with pytest.raises(SchedulerError, match=r"unknown domain 'c'"):
         sched.observe("c", [[1.0]])
     with pytest.raises(SchedulerError, match=r"expected one list of rewards per group, found a "
@@ -454,8 +455,8 @@ def test_resumed_samples_continue_every_task_stream(registry):
 
 
 def test_loading_state_of_other_domains_is_refused():
-    state = rlhub.Scheduler.from_config(TWO).state_dict()
-    other = rlhub.Scheduler.from_config({"strategy": "adaptive", "domains": ["a", "c"]})
+    state = rlhub.Scheduler.simulation(TWO).state_dict()
+    other = rlhub.Scheduler.simulation({"strategy": "adaptive", "domains": ["a", "c"]})
     with pytest.raises(SchedulerError, match=r"scheduler state: expected domains \['a', 'c'\] "
                                              r"\(this config\), found \['a', 'b'\]"):
         other.load_state_dict(state)
@@ -478,9 +479,9 @@ def test_allocation_never_goes_negative_while_an_adaptive_mixture_moves():
 
 def test_running_ranges_survive_a_strict_json_round_trip():
     config = {"domains": {"seen": {"normalize": "running"}, "unseen": {"normalize": "running"}}}
-    original = Scheduler.from_config(config)
+    original = Scheduler.simulation(config)
     original.observe("seen", [[0.0, 4.0, 2.0]])
-    resumed = Scheduler.from_config(config)
+    resumed = Scheduler.simulation(config)
     resumed.load_state_dict(json.loads(json.dumps(original.state_dict(), allow_nan=False)))
     for sched in (original, resumed):
         sched.observe("seen", [[0.0, 8.0]])

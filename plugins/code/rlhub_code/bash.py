@@ -16,7 +16,13 @@ from typing import Any
 
 from rlhub import Domain, Manifest, Task, Verdict, code_of
 from rlhub_code.families.rand import word
-from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
+from rlhub_code.verdicts import (
+    exec_summary,
+    failed_verdict,
+    manifest_limits,
+    oversized_program,
+    tests_verdict,
+)
 
 CASES = 5
 
@@ -163,6 +169,9 @@ class BashDomain(Domain):
         from rlhub import ExecRequest
 
         script = code_of(completion, ("bash", "sh", "shell"))
+        refused = oversized_program(script)
+        if refused is not None:
+            return refused
         failures: list[str | None] = []
         last = None
         for case in (Case(**c) for c in task.meta["cases"]):

@@ -51,6 +51,15 @@ SQL_TASKS = {
     "aggregate": "GROUP BY aggregates with HAVING",
     "join": "joins across two or three tables",
 }
+# The families rendered in many languages (multilang.py): MultiPL-E style and stdin/stdout.
+MULTILANG_FAMILIES = {
+    "coins": "coin change: fewest coins or number of ways",
+    "editdist": "edit distance with a substitution cost",
+}
+MULTILANG_VERSION = "1.0.0"
+# Compiled languages compile inside the job, under its own budget (Limits.compile_*).
+MULTILANG_LIMITS = {"wall_s": 10, "cpu_s": 8, "memory_mb": 512, "processes": 32,
+                    "compile_wall_s": 40, "compile_cpu_s": 40}
 REGEX_TASKS = {
     "formats": "a regex for structured tokens (codes, ids, versions) from examples",
     "words": "a regex for a word class (prefix, suffix, letters) from examples",
@@ -58,9 +67,9 @@ REGEX_TASKS = {
 
 
 def _manifest(name: str, summary: str, tags: list[str], factory: str, params: dict[str, Any],
-              limits: dict[str, Any], **extra: Any) -> dict[str, Any]:
+              limits: dict[str, Any], version: str = VERSION, **extra: Any) -> dict[str, Any]:
     return {
-        "id": f"code/{name}-v{VERSION.split('.')[0]}", "version": VERSION, "summary": summary,
+        "id": f"code/{name}-v{version.split('.')[0]}", "version": version, "summary": summary,
         "license": "Apache-2.0", "tags": ["code", *tags], "size": None,
         "reward": TESTS_REWARD, "scoring": {"kind": "exact"}, "factory": factory,
         "params": params,
@@ -96,4 +105,24 @@ def rlhub_domains() -> list[dict[str, Any]]:
     domains += [_manifest(f"regex-{name}", f"Regex synthesis from examples: {summary}",
                           ["regex"], "rlhub_code.regex:make", {"task": name}, SHELL_LIMITS)
                 for name, summary in REGEX_TASKS.items()]
+    return domains + _multilang()
+
+
+def _multilang() -> list[dict[str, Any]]:
+    """``code/poly-<family>`` (one of nine languages per task) and ``code/cp-<family>`` (any
+    registered language, stdin to stdout); their sandbox is the default image (every
+    toolchain), not the Python Dockerfile."""
+    domains = []
+    for fam, summary in MULTILANG_FAMILIES.items():
+        for kind, what, factory in (
+                ("poly", "Function synthesis in one of nine languages, MultiPL-E style",
+                 "make_polyglot"),
+                ("cp", "Competitive programming, stdin to stdout, in any sandbox language",
+                 "make_competitive")):
+            manifest = _manifest(f"{kind}-{fam}", f"{what}: {summary}",
+                                 ["multilingual", "synthesis", kind], f"rlhub_code.multilang:{factory}",
+                                 {"family": fam}, MULTILANG_LIMITS, version=MULTILANG_VERSION)
+            manifest["sandbox"] = {"kind": "local", "limits": MULTILANG_LIMITS}
+            manifest["verify_timeout_s"] = 90  # a compile (40 s at most) and a run
+            domains.append(manifest)
     return domains

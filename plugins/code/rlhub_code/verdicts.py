@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from rlhub import Limits
 
 FEEDBACK_CHARS = 600
+# A program longer than this is not run: every gold is a few hundred bytes, and a megabyte of
+# text costs the sandbox seconds per hidden case just to parse (the contract kit's 1 MB probes
+# took 5 x 5 s on a loaded machine, past the domain's verification budget).
+MAX_PROGRAM_BYTES = 64 * 1024
 
 
 def tests_verdict(failures: list[str | None], exec_info: dict[str, Any] | None = None) -> Verdict:
@@ -33,6 +37,15 @@ def tests_verdict(failures: list[str | None], exec_info: dict[str, Any] | None =
 def failed_verdict(message: str, exec_info: dict[str, Any] | None = None) -> Verdict:
     """A verdict with no test passed, e.g. when the program could not run at all."""
     return Verdict({"pass_frac": 0.0, "all_pass": 0.0}, False, message[:FEEDBACK_CHARS], exec_info)
+
+
+def oversized_program(program: str) -> Verdict | None:
+    """A failed verdict for a program over :data:`MAX_PROGRAM_BYTES`, else None (run it)."""
+    size = len(program.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PROGRAM_BYTES:
+        return None
+    return failed_verdict(f"The program is {size:,} bytes; expected at most "
+                          f"{MAX_PROGRAM_BYTES:,}, so it was not run.")
 
 
 def manifest_limits(manifest: Manifest) -> Limits:

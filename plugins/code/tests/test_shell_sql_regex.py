@@ -26,6 +26,17 @@ def test_a_bash_script_with_the_right_output_but_a_failing_exit_status_fails(dom
     assert not score.passed and "exit code 3" in score.feedback
 
 
+def test_a_megabyte_script_is_refused_before_it_costs_the_sandbox_a_run_per_case(domain):
+    d = domain("code/bash-csvsum-v2")
+    task = d.task("train", 0, 0)
+    gold = task.gold.split("\n", 1)[1].rsplit("```", 1)[0]
+    padded = gold + "\n" + "# pad\n" * 200_000  # a correct script, 1.2 MB
+    score = d.verify(task, block("bash", padded))
+    assert (score.reward, score.failure, score.exec) == (0.0, "answer", None)
+    assert score.feedback.startswith("The program is 1,2") and "expected at most 65,536" in \
+        score.feedback
+
+
 def test_bash_expected_outputs_never_enter_the_sandbox_and_are_never_empty(domain):
     d = domain("code/bash-logfilter-v2")
     for task in d.sample(10):

@@ -32,6 +32,10 @@ with warnings.catch_warnings():
     import reasoning_core
 
 
+# Beyond any generation the worker's CPU budget lets finish (rlhub_reasoning_core.domain.GENERATE).
+WALL_GUARD_S = 3600
+
+
 @contextlib.contextmanager
 def pinned_reseeding(seed: int) -> Iterator[None]:
     """Turn ``random.seed()`` without a seed (a reseed from the OS, which ``gramforge.generate``
@@ -63,7 +67,7 @@ def generate(name: str, seed: int) -> dict[str, Any]:
     numpy.random.seed(seed % 2**32)
     with warnings.catch_warnings(), pinned_reseeding(seed):
         warnings.simplefilter("ignore")
-        example = task.generate_example()
+        example = task.generate_example(timeout=WALL_GUARD_S)
     return {"prompt": str(example.prompt), "answer": str(example.answer),
             "example": pickle.dumps(example)}
 

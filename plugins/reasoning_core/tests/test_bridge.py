@@ -155,3 +155,27 @@ def test_an_example_does_not_depend_on_what_its_worker_generated_before():
     seeds = [2 * s for s in range(4)]
     forward = _generated_in_order("defeasible_nli", seeds)
     assert forward == _generated_in_order("defeasible_nli", seeds[::-1])
+
+
+SLOW_FIRST_ENTRY = """
+import json, sys, time
+from rlhub_reasoning_core import work
+task_class = type(work._task(sys.argv[1]))
+entry, calls = task_class.generate_entry, []
+def slow_first(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 1 and sys.argv[2] == "slow":
+        time.sleep(6)  # wall time passes, CPU time does not: a loaded machine
+    return entry(self, *args, **kwargs)
+task_class.generate_entry = slow_first
+print(json.dumps(work.generate(sys.argv[1], 7)["prompt"]))
+"""
+
+
+def test_a_loaded_machine_generates_the_same_task_as_a_quiet_one():
+    """Reasoning Core retries a generation that takes a few wall seconds with fresh randomness;
+    CI, at load 20 on two cores, got other tasks for the same seed than a quiet machine."""
+    prompts = [subprocess.run([sys.executable, "-c", SLOW_FIRST_ENTRY, "constraint_satisfaction",
+                               pace], capture_output=True, text=True, check=True).stdout
+               for pace in ("quiet", "slow")]
+    assert prompts[0] == prompts[1]

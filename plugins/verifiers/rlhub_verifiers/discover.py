@@ -4,8 +4,9 @@ An installed verifiers environment is a distribution that requires ``verifiers``
 (the distribution name, ``-`` replaced by ``_``: the module ``vf-eval NAME`` imports) exists. Its
 manifest comes from :mod:`rlhub_verifiers.describe`, which imports the environment and verifiers
 (seconds); so descriptions are cached in ``vf-envs.json`` in :func:`rlhub.rlhub_cache`, keyed by the
-distribution's name, version and the size and mtime of its module files, and a new or changed
-environment is described in a child interpreter. ``rlhub list`` therefore never imports verifiers.
+taskset, the distribution's name and version, the content of its module files and the describer
+(verifiers' version, this plugin's describing code), and a new or changed environment is
+described in a child interpreter. ``rlhub list`` therefore never imports verifiers.
 
 The list of distributions is itself cached, keyed by the mtimes of the ``sys.path`` folders
 (installing or removing a distribution changes its folder's mtime), so a listing reads no
@@ -102,15 +103,27 @@ def _module_files(module: str) -> list[Path]:
     return [Path(spec.origin)] if spec.origin else []
 
 
+def _describer() -> str:
+    """What describes an environment: verifiers' version and this plugin's describing code."""
+    try:
+        version = metadata.version("verifiers")
+    except metadata.PackageNotFoundError:
+        version = None
+    code = (Path(__file__).parent / "describe.py").read_bytes()
+    return json.dumps([version, hashlib.sha256(code).hexdigest()])
+
+
 def stamp(source: Source) -> str:
-    """Changes whenever the environment's version or code changes."""
-    digest = hashlib.sha256(json.dumps(asdict(source), sort_keys=True).encode())
+    """The cache key of a description: the environment (its taskset id, distribution, version)
+    and the content of every module file (not their sizes and times, which a copy keeps while
+    the code changes), with the describer that produced it."""
+    digest = hashlib.sha256(json.dumps([asdict(source), _describer()], sort_keys=True).encode())
     for path in _module_files(source.module):
         try:
-            st = path.stat()
+            content = path.read_bytes()
         except OSError:
             continue
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        digest.update(f"{path}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     return digest.hexdigest()
 
 

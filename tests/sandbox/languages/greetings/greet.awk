@@ -1,0 +1,4 @@
+NR == 1 {
+    printf "Hello, %s!\n", $0
+    exit
+}

@@ -1,0 +1,9 @@
+program Greet;
+
+var
+  name: string;
+
+begin
+  ReadLn(name);
+  WriteLn('Hello, ', name, '!');
+end.

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+IFS= read -r name
+printf 'Hello, %s!\n' "${name:-world}"

@@ -1,0 +1,6 @@
+proc greet {name} {
+    return "Hello, $name!"
+}
+
+gets stdin name
+puts [greet [string trim $name]]
