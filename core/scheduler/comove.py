@@ -27,6 +27,7 @@ class CoMovement:
         self.delta = np.full(k, math.nan)  # its change since the previous one, this round
         self.cross = np.zeros((k, k))      # sum over rounds of x_d x_e (centred changes)
         self.rounds = np.zeros((k, k))     # rounds in which both d and e changed
+        self._kappa: tuple[tuple[float, int], np.ndarray] | None = None  # coupling() cache
 
     def observe(self, i: int, h: float) -> None:
         """A held-out score of domain ``i`` (its first only sets the baseline)."""
@@ -43,11 +44,19 @@ class CoMovement:
             block = np.ix_(seen, seen)
             self.cross[block] += np.outer(x, x)
             self.rounds[block] += 1
+            self._kappa = None
         self.delta[:] = math.nan
 
     def coupling(self, threshold: float, min_rounds: int) -> np.ndarray:
         """kappa_de = sign(rho) clip((|rho| - threshold) / (1 - threshold), 0, 1), zero on the
-        diagonal and for pairs seen in fewer than ``min_rounds`` rounds."""
+        diagonal and for pairs seen in fewer than ``min_rounds`` rounds. It changes only when an
+        evaluation round closes, so it is computed once per round (O(k^2)), not per decision."""
+        key = (threshold, min_rounds)
+        if self._kappa is None or self._kappa[0] != key:
+            self._kappa = key, self._coupling(threshold, min_rounds)
+        return self._kappa[1]
+
+    def _coupling(self, threshold: float, min_rounds: int) -> np.ndarray:
         var = np.diag(self.cross)
         scale = np.sqrt(np.outer(var, var))
         rho = np.divide(self.cross, scale, out=np.zeros_like(self.cross), where=scale > 0)
@@ -66,3 +75,4 @@ class CoMovement:
         self.delta = np.array([math.nan if x is None else x for x in state["delta"]], dtype=float)
         self.cross = np.asarray(state["cross"], dtype=float)
         self.rounds = np.asarray(state["rounds"], dtype=float)
+        self._kappa = None

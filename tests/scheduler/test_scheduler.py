@@ -207,6 +207,28 @@ def test_co_movement_finds_the_pair_whose_gains_are_each_others_losses():
     assert abs(kappa[0, 4]) < 0.5 and kappa[0, 0] == 0.0
 
 
+def test_the_co_movement_coupling_follows_each_new_round_and_survives_a_restart():
+    from rlhub.scheduler.comove import CoMovement
+
+    comove = CoMovement(3)
+
+    def round_of(*scores):
+        for i, h in enumerate(scores):
+            comove.observe(i, h)
+        comove.close_round()
+
+    round_of(0.5, 0.5, 0.5)
+    for _ in range(3):  # 0 and 1 rise together against 2
+        round_of(*(comove.last + [0.05, 0.05, -0.05]))
+    assert comove.coupling(0.5, 3)[0, 1] > 0.9
+    for _ in range(12):  # then 0 and 1 trade places: the cached coupling must not outlive it
+        round_of(*(comove.last + [0.05, -0.05, 0.0]))
+    assert comove.coupling(0.5, 3)[0, 1] < 0.0
+    restarted = CoMovement(3)
+    restarted.load_state_dict(comove.state_dict())
+    assert np.array_equal(restarted.coupling(0.5, 3), comove.coupling(0.5, 3))
+
+
 def trade_places(threshold: float, seed: int) -> tuple[dict[str, float], dict[str, dict]]:
     """``first`` and ``last`` trade places (each group of one moves 0.001 from the other's pass
     rate to its own); ``a`` and ``b`` learn slowly from their own groups."""
