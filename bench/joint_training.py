@@ -204,6 +204,13 @@ class Seed:
         return {"rollouts": rollouts, "point": resample(items, None),
                 "reps": resample(items, draws)}
 
+    def figures(self, run: dict[str, Any]) -> dict[str, Any]:
+        """One run over every domain: its curve, summary and metrics (plain and replicates)."""
+        c = self.curves([run["dir"]], self.domains)
+        return {"curve": c, "summary": run["summary"],
+                **{kind: curve_metrics(c[kind], self.domains, GROUPS["learnable"])
+                   for kind in ("point", "reps")}}
+
 
 class Bench:
     """The whole benchmark: configuration, seeds, sections and the summary over seeds."""
@@ -220,13 +227,7 @@ class Bench:
     def main(self, s: Seed) -> dict[str, Any]:
         """Uniform, static and adaptive from the seed's warm-up on the same budget."""
         steps = self.args.steps
-        runs = {k: s.run(k, strategy=k, steps=steps) for k in MAIN}
-        figures: dict[str, Any] = {}
-        for k, run in runs.items():
-            c = s.curves([run["dir"]], s.domains)
-            figures[k] = {"curve": c, "summary": run["summary"],
-                          "point": curve_metrics(c["point"], s.domains, GROUPS["learnable"]),
-                          "reps": curve_metrics(c["reps"], s.domains, GROUPS["learnable"])}
+        figures = {k: s.figures(s.run(k, strategy=k, steps=steps)) for k in MAIN}
         budget = steps * self.per_step
         rollouts = figures["adaptive"]["curve"]["rollouts"]
         for kind in ("point", "reps"):
@@ -256,11 +257,8 @@ class Bench:
         """Adaptive with one control off, against adaptive with both on (the main run)."""
         out = {"adaptive": main["adaptive"]}
         for name, control in ABLATIONS.items():
-            run = s.run(name, strategy="adaptive", steps=self.args.steps, control_off=control)
-            c = s.curves([run["dir"]], s.domains)
-            out[name] = {"curve": c, "summary": run["summary"],
-                         "point": curve_metrics(c["point"], s.domains, GROUPS["learnable"]),
-                         "reps": curve_metrics(c["reps"], s.domains, GROUPS["learnable"])}
+            out[name] = s.figures(s.run(name, strategy="adaptive", steps=self.args.steps,
+                                        control_off=control))
         return out
 
 
