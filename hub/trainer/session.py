@@ -58,8 +58,8 @@ class Session:
         attach_mask_positions(self.model)
         self.cache = ScoreCache({**self.domains, **watched}, retries=cfg.grpo.infra_retries,
                                 backoff_s=cfg.grpo.retry_backoff_s)
-        self.heldout = HeldOut({**self.domains, **watched}, cfg.heldout.items, cfg.heldout.seed, self.cache,
-                               cfg.grpo.max_completion_tokens)
+        self.heldout = HeldOut({**self.domains, **watched}, cfg.heldout.items, cfg.heldout.seed,
+                               self.cache, cfg.grpo.max_completion_tokens)
         self.pending: list[Trajectory] = []
         self.stored = 0
         self.guards: dict[str, dict[str, Any]] = {}

@@ -174,8 +174,8 @@ def pick_last(rng: random.Random) -> Problem:
 
 GENERATORS: dict[str, Callable[[random.Random], Problem]] = {
     "succ": succ, "reverse": reverse, "count": count, "lambda": affine,
-    "pred": pred, "add": add, "mirror": mirror, "rotate": rotate, "times1": times1, "times10": times10,
-    "neg": neg, "copy": copy, "parity": parity, "mod7": mod7, "mul": mul,
+    "pred": pred, "add": add, "mirror": mirror, "rotate": rotate, "times1": times1,
+    "times10": times10, "neg": neg, "copy": copy, "parity": parity, "mod7": mod7, "mul": mul,
     "pick-first": pick_first, "pick-last": pick_last,
 }
 
