@@ -27,7 +27,6 @@ import argparse
 import copy
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,19 +34,11 @@ from typing import Any
 
 import numpy as np
 import yaml
-
-ROOT = Path(__file__).resolve().parent.parent
+from _training import ROOT, interval, t_interval, train
 CONFIGS = ("examples/demo.yaml", "examples/demo-imbalanced.yaml")
 STRATEGIES = ("adaptive", "uniform", "static")
 BASELINES = ("uniform", "static")
 NICE = 10
-T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
-
-
-def rlhub_cli() -> str:
-    """The ``rlhub`` next to this interpreter (the venv's), else the one on PATH."""
-    here = Path(sys.executable).with_name("rlhub")
-    return str(here) if here.exists() else "rlhub"
 
 
 def run_config(base: dict[str, Any], seed: int, strategy: str | None, args: Any,
@@ -73,32 +64,6 @@ def run_config(base: dict[str, Any], seed: int, strategy: str | None, args: Any,
     if strategy != "adaptive":
         scheduler.pop("params", None)
     return cfg
-
-
-def train(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    """``rlhub train`` in a child process (niced); reuses a finished run folder."""
-    if (out / "summary.json").exists():
-        return load_run(out)
-    if out.exists():
-        import shutil
-
-        shutil.rmtree(out)  # an interrupted run: start it again
-    out.parent.mkdir(parents=True, exist_ok=True)
-    path = out.with_suffix(".yaml")
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    began = time.perf_counter()
-    done = subprocess.run([rlhub_cli(), "train", str(path), "--out", str(out), "--json"],
-                          capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise RuntimeError(f"rlhub train {path} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    print(f"  {out.name}: {time.perf_counter() - began:.0f} s", file=sys.stderr)
-    return load_run(out)
-
-
-def load_run(out: Path) -> dict[str, Any]:
-    summary = json.loads((out / "summary.json").read_text())
-    items = json.loads((out / "heldout.json").read_text())
-    return {"summary": summary, "items": items}
 
 
 def items_array(run: dict[str, Any], when: str, domains: list[str]) -> list[np.ndarray]:
@@ -141,19 +106,6 @@ def seed_figures(runs: dict[str, dict[str, Any]], domains: list[str]) -> dict[st
                              "regressed": s["delta"]["regressed"], "guards": s["guards"],
                              "seconds": s["timings_s"]["total"]}
     return figures
-
-
-def interval(values: np.ndarray) -> list[float]:
-    lo, hi = np.percentile(values, [2.5, 97.5])
-    return [round(float(lo), 4), round(float(hi), 4)]
-
-
-def t_interval(diffs: list[float]) -> list[float] | None:
-    if len(diffs) < 2:
-        return None
-    m, sd = float(np.mean(diffs)), float(np.std(diffs, ddof=1))
-    half = T975.get(len(diffs) - 1, 1.96) * sd / np.sqrt(len(diffs))
-    return [round(m - half, 4), round(m + half, 4)]
 
 
 def summarise(per_seed: list[dict[str, Any]], replicates: list[dict[str, Any]],

@@ -44,19 +44,29 @@ normalised rewards r_i and mean r̄_g:
     learnability  l_d = ½ (I_d + min(1, 2 A_d))                  absolute scales, both in [0, 1]
     progress      P_d = min(1, |m^fast_d - m^slow_d| / progress_scale)
     exploration   b_d = c · sqrt(ln(N + 1) / (n_d + 1))    n_d groups seen, N = Σ n_d
-    s_d = w_learn · l_d + w_progress · P_d + b_d
+    response      G_d = h_d - h_d(ref), S_d = n_d - n_d(ref)   held-out gain over own groups,
+                  since a reference eval trailing by one to two windows of W own groups
+                  r_d = clip(100 G_d / S_d / response_scale, 0, 1)
+                  g_d = (C + S_d r_d) / (C + S_d)            1 before two evals; C = credit
+                  e_d = S_d r_d / (C + S_d)                  evidence of response; 1 before
+    s_d = g_d (w_learn · l_d + w_progress · P_d) + b_d
     π_learn ∝ prior_d · exp(s_d / τ)                         prior = static mixture
 
     held-out h_d (latest), h*_d (best so far); se = sqrt(p̃(1-p̃)/n), p̃ = (h n + 1)/(n + 2)
     regression alarm  R_d = clip((h*_d - h_d) / sqrt(se_d² + se*_d²) - κ, 0, R_max)
                       (active until a later eval recovers to within κ standard errors)
-    deficit           D_d = w_def · (max_j a_j - a_d) · 1[I_d > l_min]
+    deficit           D_d = e_d · w_def · (max_j a_j - a_d) · 1[I_d > l_min]
                       a = held-out score, or m^slow before the first eval
     π_prot ∝ (R_d + D_d) / max(I_d, z_min)                   ratio-preserving: buys real gradient
     ρ = min(ρ_max, Σ_d (R_d + D_d) / R_max)
     q = (1 - ρ) π_learn + ρ π_prot
     target = floor · prior + (1 - floor) · q                 no domain below floor · prior_d
     π_t = (1 - β) π_{t-1} + β · target                       β = smoothing; π_0 = prior
+
+The response gate is what stops a domain that takes samples without improving (reward variance
+on guessable answers, say) from buying more: learnability says a domain's groups carry gradient,
+the response says whether that gradient moves its held-out score. Without held-out evaluations
+g_d stays 1.
 
 Allocation: n_d = largest-remainder rounding of B π_d + carry_d, carry_d <- B π_d + carry_d - n_d,
 so realised counts track the intended mixture within one task per domain, over any horizon.

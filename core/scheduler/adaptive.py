@@ -28,8 +28,9 @@ class Adaptive:
         p = self.params
         inform = stats.value("inform")
         groups = stats.observed_groups()
-        q = self.learn_mixture(stats, inform, groups)
-        need = regression_alarm(stats, p) + deficit(stats, inform, groups, p)
+        gate, proof = response_gate(stats, p)
+        q = self.learn_mixture(stats, inform, groups, gate)
+        need = regression_alarm(stats, p) + proof * deficit(stats, inform, groups, p)
         total = float(need.sum())
         if total > 0:
             rho = min(p["rho_max"], total / p["r_max"])
@@ -38,14 +39,15 @@ class Adaptive:
         mixed = (1.0 - p["smoothing"]) * previous + p["smoothing"] * target
         return mixed / mixed.sum()
 
-    def learn_mixture(self, stats: DomainStats, inform: np.ndarray,
-                      groups: np.ndarray) -> np.ndarray:
-        """pi_learn ∝ prior · exp(s / tau), s = w_learn l + w_progress P + b."""
+    def learn_mixture(self, stats: DomainStats, inform: np.ndarray, groups: np.ndarray,
+                      gate: np.ndarray) -> np.ndarray:
+        """pi_learn ∝ prior · exp(s / tau), s = g (w_learn l + w_progress P) + b."""
         p = self.params
         score = p["w_learn"] * learnability(inform, stats.value("learn"))
         if p["w_progress"]:
             fast, slow = stats.value("fast"), stats.value("slow")
             score += p["w_progress"] * progress(fast, slow, p["progress_scale"])
+        score *= gate
         if p["bonus"]:
             score += exploration_bonus(groups, p["bonus"])
         logits = score / p["tau"] + self.log_prior
@@ -65,6 +67,37 @@ def learnability(inform: np.ndarray, abs_adv: np.ndarray) -> np.ndarray:
 def progress(fast: np.ndarray, slow: np.ndarray, scale: float) -> np.ndarray:
     """P_d = min(1, |m_fast - m_slow| / scale): absolute learning progress, 1 at ``scale``."""
     return np.minimum(1.0, np.abs(fast - slow) / scale)
+
+
+def response_gate(stats: DomainStats, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(g_d, e_d): does the held-out score move with the domain's samples?
+
+    g_d = (C + S_d r_d) / (C + S_d) gates learning: a new domain has the benefit of the doubt.
+    e_d = S_d r_d / (C + S_d) gates the deficit: buying samples for the domain furthest behind
+    needs evidence that its samples help it.
+
+    ``S_d`` is the domain's own groups over its response window and ``r_d`` = clip(net held-out
+    gain per 100 of them / response_scale, 0, 1). The net gain adds to the domain's own gain the
+    gains of the domains that co-move with it (:mod:`.comove`), with the strength of the
+    co-movement: a domain whose rise is another's fall (interference) is credited with both, and
+    so is one whose rise comes with another's (transfer). With no evidence (fewer than two
+    evals) g_d = e_d = 1;
+    as a domain takes groups without its held-out score rising, g_d falls towards 0, so its
+    learnability (however much reward variance its groups carry) stops buying it samples. The
+    credit ``C`` is how many groups a domain may take before the evidence outweighs the prior.
+    """
+    row = stats.eval_row
+    judged = row("evals") >= 2
+    span = np.where(judged, np.maximum(row("span"), 0.0), 0.0)
+    own = np.where(judged, row("gain"), 0.0)
+    kappa = stats.comove.coupling(p["comove_threshold"], p["comove_rounds"])
+    gain = own + np.abs(kappa) @ own  # what moves with d moves with d's samples, either way
+    rate = 100.0 * gain / np.maximum(span, 1.0)
+    resp = np.clip(rate / p["response_scale"], 0.0, 1.0)
+    total = np.maximum(p["credit"] + span, EPS)
+    gate = np.where(judged, (p["credit"] + span * resp) / total, 1.0)
+    proof = np.where(judged, span * resp / total, 1.0)
+    return gate, proof
 
 
 def exploration_bonus(groups: np.ndarray, c: float) -> np.ndarray:

@@ -57,7 +57,8 @@ class Scheduler:
         self._index = {d: i for i, d in enumerate(self.ids)}
         self.strategy = make_strategy(config, registry)
         self._rates = {**DEFAULT_PARAMS["adaptive"], **config["params"]}
-        self.stats = DomainStats(self.ids, config["domains"])
+        self.stats = DomainStats(self.ids, config["domains"],
+                                 window=self._rates["response_window"])
         self._pi: np.ndarray = self.strategy.prior.copy()
         self._carry = np.zeros(len(self.ids))
         self._cursor = [0] * len(self.ids)
@@ -276,7 +277,8 @@ class Scheduler:
         s = self.stats
         cols = {"weight": self._pi, "informative": s.value("inform"), "abs_adv": s.value("learn"),
                 "reward_fast": s.value("fast"), "reward_slow": s.value("slow"),
-                "held_out": s.eval_row("h_last"), "held_out_best": s.eval_row("h_best")}
+                "held_out": s.eval_row("h_last"), "held_out_best": s.eval_row("h_best"),
+                "response_gain": s.eval_row("gain"), "response_groups": s.eval_row("span")}
         cols = {k: np.asarray(v).tolist() for k, v in cols.items()}
         return {d: {k: v[i] for k, v in cols.items()} for i, d in enumerate(self.ids)}
 

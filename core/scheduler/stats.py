@@ -19,12 +19,14 @@ from typing import Any
 import numpy as np
 
 from rlhub.errors import SchedulerError
+from rlhub.scheduler.comove import CoMovement
 
 EPS = 1e-9
 PENDING = ("groups", "informative", "absadv", "reward", "all_pass", "all_fail")
 EMAS = ("learn", "inform", "zero_pass", "zero_fail", "fast", "slow")
 COUNTS = ("sampled", "refilled", "groups", "zero_variance", "all_pass", "all_fail")
-EVALS = ("h_last", "se_last", "h_best", "se_best", "evals")
+EVALS = ("h_last", "se_last", "h_best", "se_best", "evals",
+         "h_ref", "n_ref", "h_mid", "n_mid", "gain", "span")
 # Which pending sum each EMA averages (divided by the pending group count).
 EMA_SOURCE = ("absadv", "informative", "all_pass", "all_fail", "reward", "reward")
 P = {name: row for row, name in enumerate(PENDING)}
@@ -40,8 +42,10 @@ class DomainStats:
     name in ``PENDING``, ``COUNTS``, ``EMAS`` and ``EVALS`` and one column per domain.
     """
 
-    def __init__(self, ids: Sequence[str], specs: dict[str, dict[str, Any]]):
+    def __init__(self, ids: Sequence[str], specs: dict[str, dict[str, Any]],
+                 window: float = 256.0):
         self.ids = list(ids)
+        self.window = float(window)  # own groups per response window (see observe_eval)
         k = len(self.ids)
         norms = [_norm(d, specs[d]) for d in self.ids]
         self.lo = np.array([n[0] for n in norms], dtype=float)
@@ -58,6 +62,7 @@ class DomainStats:
         self.evals = np.zeros((len(EVALS), k))
         self.queue: list[tuple[float, ...]] = []  # per-call observations not yet in pending
         self.values = np.zeros((len(EMAS), k))  # bias-corrected EMAs, refreshed by fold()
+        self.comove = CoMovement(k)
         self.dirty = False
 
     # -- observing -----------------------------------------------------------------------------
@@ -164,13 +169,36 @@ class DomainStats:
             ev[V["h_best"], i], ev[V["se_best"], i] = h, se
         ev[V["h_last"], i], ev[V["se_last"], i] = h, se
         ev[V["evals"], i] += 1
+        self._respond(i, h)
+        self.comove.observe(i, h)
         self.dirty = True
+
+    def _respond(self, i: int, h: float) -> None:
+        """Held-out gain over the domain's own groups since a reference eval (``gain``, ``span``).
+
+        The reference trails by one to two windows of ``window`` own groups: when the domain has
+        taken a window of groups since the middle point, the middle point becomes the reference
+        and this eval the new middle point. So ``span`` counts the groups the domain took while
+        its held-out score moved by ``gain``, over a recent stretch of its own training.
+        """
+        self.flush()
+        ev, n = self.evals, float(self.counts[C["groups"], i])
+        if ev[V["evals"], i] == 1:
+            ev[V["h_ref"], i] = ev[V["h_mid"], i] = h
+            ev[V["n_ref"], i] = ev[V["n_mid"], i] = n
+        elif n - ev[V["n_mid"], i] >= self.window:
+            ev[V["h_ref"], i], ev[V["n_ref"], i] = ev[V["h_mid"], i], ev[V["n_mid"], i]
+            ev[V["h_mid"], i], ev[V["n_mid"], i] = h, n
+        ev[V["gain"], i] = h - ev[V["h_ref"], i]
+        ev[V["span"], i] = n - ev[V["n_ref"], i]
 
     # -- folding -------------------------------------------------------------------------------
 
     def fold(self, params: dict[str, Any]) -> None:
-        """Fold pending group summaries into the EMAs (rates are per group) and clear them."""
+        """Fold pending group summaries into the EMAs (rates are per group) and clear them;
+        the held-out scores observed since the last fold make one co-movement round."""
         self.flush()
+        self.comove.close_round()
         k = self.pending[P["groups"]]
         if k.any():
             rates = np.array([[params["ema"]]] * 4 + [[params["fast"]], [params["slow"]]])
@@ -208,6 +236,7 @@ class DomainStats:
             "pending": self.pending.tolist(), "counts": self.counts.tolist(),
             "ema": self.ema.tolist(), "ema_norm": self.ema_norm.tolist(),
             "evals": self.evals.tolist(), "dirty": self.dirty,
+            "comove": self.comove.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -219,6 +248,7 @@ class DomainStats:
         self.ema_norm = np.asarray(state["ema_norm"], dtype=float)
         self.evals = np.asarray(state["evals"], dtype=float)
         self.dirty = bool(state["dirty"])
+        self.comove.load_state_dict(state["comove"])
         self.queue = []
         self._refresh_values()
         k = len(self.ids)

@@ -59,7 +59,11 @@ class Grpo:
 
 @dataclass
 class HeldOut:
-    """Held-out scoring: sampled reward at ``temperature`` over test-split items."""
+    """Held-out scoring: sampled reward at ``temperature`` over test-split items.
+
+    ``watch`` lists domains scored like the mixture's but never trained on (their scores do
+    not reach the scheduler): what training on the mixture does to them, e.g. forgetting.
+    """
 
     items: int = 128
     samples: int = 16
@@ -68,12 +72,15 @@ class HeldOut:
     inrun_items: int = 32
     inrun_samples: int = 4
     greedy: bool = True
+    watch: list[str] = field(default_factory=list)
 
 
 @dataclass
 class TemperatureControls:
-    """Bounds and rule of :class:`~rlhub.hub.trainer.controls.TemperatureControl`."""
+    """Bounds and rule of :class:`~rlhub.hub.trainer.controls.TemperatureControl`
+    (``enabled: false`` keeps every domain at the base temperature, for ablations)."""
 
+    enabled: bool = True
     max: float = 1.5
     step: float = 0.1
     window: int = 32
@@ -85,8 +92,10 @@ class TemperatureControls:
 @dataclass
 class LearningRateControls:
     """Rule of :class:`~rlhub.hub.trainer.controls.LearningRateControl` and its shift test
-    (``window`` prompt groups per side, each group one value: its mean reward)."""
+    (``window`` prompt groups per side, each group one value: its mean reward;
+    ``enabled: false`` keeps the learning rate fixed, for ablations)."""
 
+    enabled: bool = True
     factor: float = 0.5
     min: float = 1e-7
     cooldown_steps: int = 20
@@ -157,6 +166,9 @@ def load_train_config(source: str | os.PathLike[str] | dict[str, Any]
     """``(mixture for the scheduler, train config)`` from a config file or dict."""
     raw = _read(source)
     train = _build(TrainConfig, raw.pop("train", None), "train")
+    watch = train.heldout.watch
+    if not isinstance(watch, list) or not all(isinstance(d, str) for d in watch):
+        raise TrainerError(f"train.heldout.watch: expected a list of domain ids, found {watch!r}")
     mixture = {**raw, **copy.deepcopy(train.scheduler)}
     if mixture.get("strategy", "adaptive") in ("static", "uniform"):
         mixture.pop("params", None)

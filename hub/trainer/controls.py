@@ -70,11 +70,11 @@ class TemperatureControl:
 
     def __init__(self, domains: list[str], *, base: float = 1.0, max: float = 1.5,
                  step: float = 0.1, window: int = 32, collapse_frac: float = 0.9,
-                 release_frac: float = 0.5, cooldown_steps: int = 10):
+                 release_frac: float = 0.5, cooldown_steps: int = 10, enabled: bool = True):
         if not 0 < base <= max:
             raise ValueError(f"temperature control: expected 0 < base <= max, found base {base}, "
                              f"max {max}")
-        self.base, self.max, self.step = base, max, step
+        self.base, self.max, self.step, self.enabled = base, max, step, enabled
         self.window, self.collapse_frac, self.release_frac = window, collapse_frac, release_frac
         self.cooldown = cooldown_steps
         self.values = dict.fromkeys(domains, base)
@@ -87,7 +87,9 @@ class TemperatureControl:
 
     def update(self, step: int) -> list[Adjustment]:
         """The temperature changes this step calls for (already applied to :attr:`values`)."""
-        out = []
+        out: list[Adjustment] = []
+        if not self.enabled:
+            return out
         for domain, flags in self._flags.items():
             if len(flags) < self.window or step - self._changed[domain] < self.cooldown:
                 continue
@@ -120,15 +122,17 @@ class LearningRateControl:
     """Backs the learning rate off on downward reward-shift alarms (see module docstring)."""
 
     def __init__(self, lr: float, *, factor: float = 0.5, min: float = 1e-7,
-                 cooldown_steps: int = 20):
+                 cooldown_steps: int = 20, enabled: bool = True):
         if not 0 < factor < 1:
             raise ValueError(f"learning-rate control: expected 0 < factor < 1, found {factor}")
         self.lr, self.factor, self.min, self.cooldown = lr, factor, min, cooldown_steps
+        self.enabled = enabled
         self._changed = -cooldown_steps
 
     def on_shift(self, step: int, shift: Any) -> Adjustment | None:
         """The back-off a :class:`rlhub.monitor.Shift` calls for, or None (upward, cooling down)."""
-        if shift.current_mean >= shift.reference_mean or self.lr <= self.min:
+        if not self.enabled or shift.current_mean >= shift.reference_mean \
+                or self.lr <= self.min:
             return None
         if step - self._changed < self.cooldown:
             return None
@@ -156,6 +160,7 @@ def make_controls(domains: list[str], grpo: Any, controls: Any
     t, lr = controls.temperature, controls.learning_rate
     temps = TemperatureControl(domains, base=grpo.temperature, max=t.max, step=t.step,
                                window=t.window, collapse_frac=t.collapse_frac,
-                               release_frac=t.release_frac, cooldown_steps=t.cooldown_steps)
+                               release_frac=t.release_frac, cooldown_steps=t.cooldown_steps,
+                               enabled=t.enabled)
     return temps, LearningRateControl(grpo.lr, factor=lr.factor, min=lr.min,
-                                      cooldown_steps=lr.cooldown_steps)
+                                      cooldown_steps=lr.cooldown_steps, enabled=lr.enabled)

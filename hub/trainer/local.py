@@ -18,7 +18,8 @@ float noise) on a quiet or a busy machine of the same kind; wall time only matte
 hits its ``max_seconds`` guard, which the summary then reports under ``guards``.
 
 Outputs under ``RUN_DIR``: ``summary.json``, ``events.jsonl`` (phases, adjustments, alarms),
-``scheduler.jsonl`` (weights over time), ``heldout.json`` (per-item held-out rewards),
+``scheduler.jsonl`` (weights over time), ``heldout.json`` (per-item held-out rewards before and
+after), ``heldout_curve.jsonl`` (per-item held-out rewards of every evaluation, in-run included),
 ``trajectories/`` (Parquet, the trajectory store),
 ``tb/`` (TensorBoard) and ``model/`` (``--policy hf:RUN_DIR/model`` serves it).
 """

@@ -23,6 +23,7 @@ from rlhub.hub.trainer.controls import EVENTS
 
 SUMMARY = "summary.json"
 HELDOUT = "heldout.json"  # per-item held-out rewards before and after, for paired statistics
+CURVE = "heldout_curve.jsonl"  # one line per held-out evaluation (before, in-run, after)
 STEP_MARK = "#step"
 SAMPLE_COLUMNS = ["job_key", "domain", "task_id", "reward", "failure"]
 

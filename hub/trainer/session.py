@@ -19,7 +19,7 @@ from rlhub.hub.trainer.config import TrainConfig, config_signature
 from rlhub.hub.trainer.controls import EventLog, make_controls, set_learning_rate
 from rlhub.hub.trainer.heldout import HeldOut, HeldOutResult, ScoreCache, compare
 from rlhub.hub.trainer.grpo import BatchSource, HubGRPOTrainer, Recorder
-from rlhub.hub.trainer.runfolder import HELDOUT
+from rlhub.hub.trainer.runfolder import CURVE, HELDOUT
 from rlhub.hub.trainer.sft import gold_stream, warm_up
 from rlhub.hub.trainer.text import attach_mask_positions, load_saved
 from rlhub.rollout import Trajectory
@@ -45,6 +45,7 @@ class Session:
         self.scheduler = Scheduler.from_config(owner.mixture, self.registry)
         self.ids = list(self.scheduler.weights())
         self.domains = {d: self.registry.get(d) for d in self.ids}
+        watched = {d: self.registry.get(d) for d in cfg.heldout.watch if d not in self.domains}
         self.store = TrajectoryStore(str(self.out))
         self.store.check_writable()
         self.monitor = Monitor(str(self.out / "tb"), window=cfg.controls.learning_rate.window,
@@ -54,10 +55,10 @@ class Session:
                                       else load_tiny(None, seed=cfg.policy_seed))
         self.temps, self.lr = make_controls(self.ids, cfg.grpo, cfg.controls)
         attach_mask_positions(self.model)
-        self.cache = ScoreCache(self.domains, retries=cfg.grpo.infra_retries,
+        self.cache = ScoreCache({**self.domains, **watched}, retries=cfg.grpo.infra_retries,
                                 backoff_s=cfg.grpo.retry_backoff_s)
-        self.heldout = HeldOut(self.domains, cfg.heldout.items, cfg.heldout.seed, self.cache,
-                               cfg.grpo.max_completion_tokens)
+        self.heldout = HeldOut({**self.domains, **watched}, cfg.heldout.items, cfg.heldout.seed,
+                               self.cache, cfg.grpo.max_completion_tokens)
         self.pending: list[Trajectory] = []
         self.stored = 0
         self.guards: dict[str, dict[str, Any]] = {}
@@ -78,7 +79,8 @@ class Session:
         warm = self.phase("warmup", self._warm_up)
         before = self.phase("heldout_before", lambda: self._score("before"))
         steps = self.phase("grpo", self._grpo)
-        after = self.phase("heldout_after", lambda: self._score("after")) if steps else before
+        after = (self.phase("heldout_after", lambda: self._score("after", steps)) if steps
+                 else before)
         self.phase("save", self._save_model)
         summary = self._summary(warm, before, after, steps)
         self.store.write_json(HELDOUT, {"before": before[0].as_dict(), "after": after[0].as_dict()})
@@ -117,13 +119,13 @@ class Session:
         self.owner.progress(f"{phase}: stopped by its {max_seconds:g} s guard after {steps} of "
                             f"{planned} steps; this run is not comparable with a full one")
 
-    def _score(self, label: str) -> tuple[HeldOutResult, HeldOutResult | None]:
+    def _score(self, label: str, step: int = 0) -> tuple[HeldOutResult, HeldOutResult | None]:
         h = self.cfg.heldout
         sampled = self.heldout.evaluate(self.model, self.tokenizer,
                                         temperature=self.cfg.grpo.temperature, samples=h.samples)
         greedy = (self.heldout.evaluate(self.model, self.tokenizer, temperature=0.0, samples=1)
                   if h.greedy else None)
-        observe_heldout(self, sampled, label, 0)
+        observe_heldout(self, sampled, label, step)
         self.owner.progress(f"held-out {label}: mean reward {_mean(sampled.mean())}")
         self.events.event("heldout", 0, label=label, scores=sampled.scores(),
                           mean=sampled.mean(), greedy=greedy.scores() if greedy else None,
@@ -239,9 +241,19 @@ class Session:
 
 
 def observe_heldout(s: Session, result: HeldOutResult, label: str, step: int) -> None:
-    """Held-out scores to the scheduler and TensorBoard, over the samples the model earned."""
+    """Held-out scores to the scheduler, TensorBoard and ``heldout_curve.jsonl``, over the
+    samples the model earned.
+
+    Each line of the curve holds the step, the rollouts generated so far and the per-item means
+    of every domain, so a benchmark can bootstrap any statistic of the curve over items.
+    """
+    g = s.cfg.grpo
+    line = {"step": step, "label": label, "rollouts": step * g.prompts_per_step * g.generations,
+            **result.as_dict()}
+    with (s.out / CURVE).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n")
     for domain, score in result.scores().items():
-        if result.scored(domain) > 0:
+        if result.scored(domain) > 0 and domain in s.domains:  # not a watched domain
             s.scheduler.observe_eval(domain, score, result.scored(domain))
             s.monitor.writer.add_scalar(f"heldout/{domain}/{label}", score, step)
 

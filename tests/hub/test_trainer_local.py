@@ -17,6 +17,7 @@ from rlhub.hub.trainer.text import RowTemperature, attach_mask_positions, left_p
 from rlhub.monitor import Shift
 
 TINY = ["math/tiny-count-v1", "math/tiny-lambda-v1"]
+WATCHED = "math/tiny-succ-v1"  # scored on held-out items, never trained on
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +126,24 @@ def test_learning_rate_backs_off_on_a_downward_shift_only_and_respects_its_floor
         9, down).reason
 
 
+def test_controls_turned_off_for_an_ablation_never_adjust_anything():
+    temps = TemperatureControl(["d"], base=1.0, max=1.5, step=0.1, window=4, enabled=False)
+    for step in range(1, 30):
+        temps.observe("d", [[0.0] * 4] * 4)  # every group collapsed
+        assert temps.update(step) == []
+    assert temps.values == {"d": 1.0}
+    lr = LearningRateControl(1e-5, cooldown_steps=0, enabled=False)
+    down = Shift(domain="d", statistic=0.9, pvalue=1e-6, reference_mean=0.8, current_mean=0.1)
+    assert lr.on_shift(5, down) is None and lr.lr == 1e-5
+
+
+def test_a_watch_list_that_is_not_a_list_of_ids_is_refused():
+    with pytest.raises(TrainerError, match=r"train.heldout.watch: expected a list of domain ids, "
+                                           r"found 'math/tiny-succ-v1'"):
+        load_train_config({"domains": {TINY[0]: 1.0},
+                           "train": {"heldout": {"watch": "math/tiny-succ-v1"}}})
+
+
 def test_a_zero_variance_group_is_refilled_once_from_its_own_domain():
     from rlhub.hub.trainer.grpo import BatchSource
 
@@ -227,7 +246,7 @@ def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
             "warmup": {"steps": 8, "batch_size": 32},
             "grpo": {"steps": 24, "log_every": 2, "store_every": 4},
             "heldout": {"items": 8, "samples": 2, "every_steps": 8, "inrun_items": 4,
-                        "inrun_samples": 2},
+                        "inrun_samples": 2, "watch": [WATCHED]},
             "controls": {"temperature": {"window": 6, "cooldown_steps": 1, "max": 1.3},
                          "learning_rate": {"window": 16, "cooldown_steps": 1, "alpha": 0.05}},
         },
@@ -236,16 +255,20 @@ def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
     summary = LocalTrainer(config, run, registry=registry).run()
 
     on_disk = json.loads((run / "summary.json").read_text())
-    assert set(on_disk["before"]) == set(on_disk["after"]) == set(config["domains"])
+    assert set(on_disk["before"]) == set(on_disk["after"]) == {*config["domains"], WATCHED}
     assert all(0.0 <= v <= 1.0 for v in [*on_disk["before"].values(), *on_disk["after"].values()])
     assert summary["steps"] == 24 and summary["warmup"]["steps"] == 8 and summary["guards"] == {}
     assert on_disk["delta"]["domains"].keys() == on_disk["before"].keys()
     inrun = [e["step"] for e in _events(run) if e["kind"] == "heldout" and e["label"] == "inrun"]
     assert inrun == [8, 16]
+    curve = [json.loads(x) for x in (run / "heldout_curve.jsonl").read_text().splitlines()]
+    assert [(c["label"], c["step"], c["rollouts"]) for c in curve] == [
+        ("before", 0, 0), ("inrun", 8, 8 * 64), ("inrun", 16, 16 * 64), ("after", 24, 24 * 64)]
+    assert [len(c["items"][WATCHED]) for c in curve] == [8, 4, 4, 8]
 
     rows = TrajectoryStore(str(run)).rows()
     assert len(rows) == summary["trajectories"] == 24 * 64
-    assert {r["domain"] for r in rows} == set(config["domains"])
+    assert {r["domain"] for r in rows} == set(config["domains"])  # the watched one: never
     lam = next(r for r in rows if r["domain"] == TINY[1])
     assert lam["plugin"] == "math" and lam["verifier_hash"] and lam["run_id"] == summary["run_id"]
     assert lam["split"] == "train" and lam["turns"][0]["completion"] is not None
@@ -266,6 +289,7 @@ def test_a_short_run_trains_records_logs_and_fires_both_controls(tmp_path):
 
     weights = read_weights(run)
     assert len(weights) >= 3 and set(weights[-1]["weights"]) == set(config["domains"])
+    assert WATCHED not in summary["scheduler"]["counts"]
     assert weights[-1]["counts"]["drift/flip-v1"]["zero_variance"] > 0
 
 

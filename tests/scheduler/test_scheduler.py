@@ -144,6 +144,124 @@ def test_adaptive_moves_mass_from_saturated_and_hopeless_domains_to_learnable_on
     assert w["mid"] > 3 * w["easy"] and w["mid"] > 3 * w["hard"]
 
 
+def learn_while_sampled(sched: Scheduler, rng: np.random.Generator, steps: int,
+                        eval_every: int = 10, batch: int = 16) -> dict[str, float]:
+    """Two domains with the same reward variance at the start: ``stuck`` stays at p = 0.5
+    whatever it gets; ``learner`` gains 0.0002 per group it takes, up to 0.95. Held-out scores
+    (the true pass rates, 400 items) every ``eval_every`` steps."""
+    rate = {"stuck": 0.5, "learner": 0.4}
+    for step in range(1, steps + 1):
+        for domain, k in sched.allocate(batch).items():
+            sched.observe(domain, (rng.random((k, 8)) < rate[domain]).astype(float).tolist())
+            if domain == "learner":
+                rate["learner"] = min(0.95, rate["learner"] + 0.0002 * k)
+        if step % eval_every == 0:
+            for domain, p in rate.items():
+                sched.observe_eval(domain, p, 400)
+    return rate
+
+
+def test_a_domain_that_takes_samples_without_improving_stops_buying_them():
+    gated = adaptive(["stuck", "learner"])
+    learned = learn_while_sampled(gated, np.random.default_rng(5), steps=120)["learner"]
+    signals = gated.signals()
+    assert signals["stuck"]["response_groups"] > 100 and signals["stuck"]["response_gain"] == 0
+    assert signals["learner"]["response_gain"] > 0.02
+    assert gated.weights()["learner"] > 0.8
+    # Variance alone (an unbounded credit: the response is never trusted) keeps paying "stuck",
+    # and the learner learns less on the same budget.
+    blind = adaptive(["stuck", "learner"], credit=1e9)
+    assert learn_while_sampled(blind, np.random.default_rng(5), steps=120)["learner"] < learned
+    assert blind.weights()["stuck"] > 1.5 * gated.weights()["stuck"]
+
+
+def test_a_new_domain_gets_credit_before_its_response_is_judged():
+    weights = {}
+    for credit in (64, 0):
+        sched = adaptive(["stuck", "learner"], credit=credit)
+        learn_while_sampled(sched, np.random.default_rng(6), steps=3, eval_every=1)
+        weights[credit] = sched.weights()["stuck"]
+    assert weights[64] > 0.42  # about 24 groups each: too few to judge either
+    assert weights[0] < weights[64] - 0.05  # without credit, the first evals already judge
+
+
+def test_co_movement_finds_the_pair_whose_gains_are_each_others_losses():
+    from rlhub.scheduler.comove import CoMovement
+
+    rng = np.random.default_rng(7)
+    comove = CoMovement(5)
+    h = np.full(5, 0.5)
+    for _ in range(8):  # every domain rises a little; 0 and 1 trade places; 2 follows 3
+        swing, common = rng.normal(0.0, 0.05), 0.02
+        step = common + np.array([swing, -swing, 0.0, 0.0, 0.0]) + rng.normal(0, 0.005, 5)
+        shared = rng.normal(0.0, 0.04)
+        step[2] += shared
+        step[3] += shared
+        h = h + step
+        for i in range(5):
+            comove.observe(i, float(h[i]))
+        comove.close_round()
+    kappa = comove.coupling(threshold=0.5, min_rounds=3)
+    assert kappa[0, 1] < -0.5 and kappa[1, 0] == kappa[0, 1]
+    assert kappa[2, 3] > 0.5
+    assert abs(kappa[0, 4]) < 0.5 and kappa[0, 0] == 0.0
+
+
+def test_the_co_movement_coupling_follows_each_new_round_and_survives_a_restart():
+    from rlhub.scheduler.comove import CoMovement
+
+    comove = CoMovement(3)
+
+    def round_of(*scores):
+        for i, h in enumerate(scores):
+            comove.observe(i, h)
+        comove.close_round()
+
+    round_of(0.5, 0.5, 0.5)
+    for _ in range(3):  # 0 and 1 rise together against 2
+        round_of(*(comove.last + [0.05, 0.05, -0.05]))
+    assert comove.coupling(0.5, 3)[0, 1] > 0.9
+    for _ in range(12):  # then 0 and 1 trade places: the cached coupling must not outlive it
+        round_of(*(comove.last + [0.05, -0.05, 0.0]))
+    assert comove.coupling(0.5, 3)[0, 1] < 0.0
+    restarted = CoMovement(3)
+    restarted.load_state_dict(comove.state_dict())
+    assert np.array_equal(restarted.coupling(0.5, 3), comove.coupling(0.5, 3))
+
+
+def trade_places(threshold: float, seed: int) -> tuple[dict[str, float], dict[str, dict]]:
+    """``first`` and ``last`` trade places (each group of one moves 0.001 from the other's pass
+    rate to its own); ``a`` and ``b`` learn slowly from their own groups."""
+    names = ["first", "last", "a", "b"]
+    sched = adaptive(names, response_scale=0.05, comove_threshold=threshold)
+    rng = np.random.default_rng(seed)
+    rate = {"first": 0.5, "last": 0.5, "a": 0.3, "b": 0.3}
+    for step in range(1, 201):
+        alloc = sched.allocate(16)
+        for domain, k in alloc.items():
+            sched.observe(domain, (rng.random((k, 8)) < rate[domain]).astype(float).tolist())
+            if domain in ("a", "b"):
+                rate[domain] = min(0.9, rate[domain] + 0.0003 * k)
+        tilt = 0.001 * (alloc.get("last", 0) - alloc.get("first", 0))
+        rate["last"] = float(np.clip(rate["last"] + tilt, 0.05, 0.95))
+        rate["first"] = 1.0 - rate["last"]
+        if step % 10 == 0:
+            for domain, p in rate.items():
+                sched.observe_eval(domain, p + rng.normal(0, 0.005), 400)
+    return rate, sched.counts()
+
+
+def test_an_interfering_pair_is_judged_on_its_net_gain_and_stops_buying_samples():
+    pair, learned = {0.5: 0, 1.0: 0}, {0.5: 0.0, 1.0: 0.0}
+    for seed in (8, 9, 10, 11):
+        for threshold in pair:  # 1.0: co-movement never counts
+            rate, counts = trade_places(threshold, seed)
+            assert min(rate["first"], rate["last"]) > 0.3  # no side of the pair is sacrificed
+            pair[threshold] += counts["first"]["groups"] + counts["last"]["groups"]
+            learned[threshold] += rate["a"] + rate["b"]
+    assert pair[0.5] < 0.9 * pair[1.0] and learned[0.5] > learned[1.0] + 0.1
+
+
 def test_no_domain_starves_below_the_exploration_floor():
     names = [f"d{i}" for i in range(10)]
     sched = adaptive(names, floor=0.2, tau=0.05)

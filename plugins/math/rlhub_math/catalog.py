@@ -201,6 +201,21 @@ TINY: dict[str, str] = {
     "reverse": "Tiny: reverse a string of 3 to 5 digits (prompt rev 3821, answer 1283).",
     "count": "Tiny: count one digit's occurrences in five digits (prompt count 7 in 27371).",
     "lambda": "Tiny: write f(x)=ax+b as a Python lambda, run against hidden tests in the sandbox.",
+    "pred": "Tiny: subtract one from a number up to 1000 (prompt 358-1=, answer 357).",
+    "add": "Tiny: add a digit 2-9 to a number below 1000 (prompt 357+4=, answer 361).",
+    "mirror": "Tiny: reverse 3 to 5 letters a-j (prompt rev cadj, answer jdac).",
+    "rotate": "Tiny: move the first of 3 to 5 digits to the end (prompt rot 3821, answer 8213).",
+    "times1": "Tiny: multiply a number below 1000 by one (prompt 357*1=, answer 357).",
+    "times10": "Tiny: multiply a number below 1000 by ten (prompt 357*10=, answer 3570).",
+    "neg": "Tiny: negate a number below 1000 (prompt -(357)=, answer -357).",
+    "copy": "Tiny: copy 3 to 5 digits (prompt copy 3821, answer 3821).",
+    "parity": "Tiny: the parity of ten bits (prompt parity 1011001110, answer 0).",
+    "mod7": "Tiny: a five-digit number modulo 7 (prompt 38211%7=, answer 5).",
+    "mul": "Tiny: multiply two two-digit numbers (prompt 47*83=, answer 3901).",
+    "pick-first": "Tiny: the first digit of 3 to 5 digits (prompt pick 3821, answer 3); its "
+                  "twin pick-last asks the same prompts and pays for the last digit.",
+    "pick-last": "Tiny: the last digit of 3 to 5 digits (prompt pick 3821, answer 1); its "
+                 "twin pick-first asks the same prompts and pays for the first digit.",
 }
 TINY_LIMITS = {"wall_s": 5, "cpu_s": 4, "memory_mb": 256, "processes": 16}
 

@@ -1,17 +1,38 @@
 """Tiny domains: prompts of a few characters that the built-in character model learns on a CPU.
 
-They exist for the embedded training demo (``rlhub train examples/demo.yaml``): each answer is a
-short procedure of the prompt (copy, reverse, count, carry), so a small model that learns the
-procedure generalises to problems it never saw, and held-out scores mean something.
+They exist for the embedded training runs: the demo (``rlhub train examples/demo.yaml``: succ,
+reverse, count, lambda) and the joint-training mixture (``examples/joint.yaml``, every domain
+below but lambda). Each answer is a short procedure of the prompt (copy, reverse, count, carry),
+so a small model that learns the procedure generalises to problems it never saw, and held-out
+scores mean something. After the joint mixture's warm-up the tiny model finds them in four
+kinds, which ``bench/joint_training.py`` uses as groups: saturated (times1, times10, neg, copy),
+out of reach (count, parity, mod7, mul: the first three have guessable answers, so their groups
+carry reward variance however little the model learns), learnable (succ, pred and add share
+their carry; reverse, mirror and rotate move characters), and the interfering pair pick-first
+and pick-last, which ask the same prompts and pay for different answers, as two datasets with
+clashing answer conventions do.
 
-=====================  ======================  ====================  ==========================
-domain                 prompt                  gold completion       verifier
-=====================  ======================  ====================  ==========================
-math/tiny-succ-v1      ``357+1=``              ``358``               exact, whole completion
-math/tiny-reverse-v1   ``rev 3821``            ``1283``              exact, whole completion
-math/tiny-count-v1     ``count 7 in 27371``    ``2``                 exact, whole completion
-math/tiny-lambda-v1    ``f(x)=3x-2``           ``f=lambda x:3*x-2``  python-tests in the sandbox
-=====================  ======================  ====================  ==========================
+=======================  =====================  ====================  ===========================
+domain                   prompt                 gold completion       verifier
+=======================  =====================  ====================  ===========================
+math/tiny-succ-v1        ``357+1=``             ``358``               exact, whole completion
+math/tiny-pred-v1        ``358-1=``             ``357``               exact, whole completion
+math/tiny-add-v1         ``357+4=``             ``361``               exact, whole completion
+math/tiny-reverse-v1     ``rev 3821``           ``1283``              exact, whole completion
+math/tiny-mirror-v1      ``rev cadj``           ``jdac``              exact, whole completion
+math/tiny-rotate-v1      ``rot 3821``           ``8213``              exact, whole completion
+math/tiny-count-v1       ``count 7 in 27371``   ``2``                 exact, whole completion
+math/tiny-parity-v1      ``parity 1011001110``  ``0``                 exact, whole completion
+math/tiny-mod7-v1        ``38211%7=``           ``5``                 exact, whole completion
+math/tiny-mul-v1         ``47*83=``             ``3901``              exact, whole completion
+math/tiny-times1-v1      ``357*1=``             ``357``               exact, whole completion
+math/tiny-times10-v1     ``357*10=``            ``3570``              exact, whole completion
+math/tiny-neg-v1         ``-(357)=``            ``-357``              exact, whole completion
+math/tiny-copy-v1        ``copy 3821``          ``3821``              exact, whole completion
+math/tiny-pick-first-v1  ``pick 3821``          ``3``                 exact, whole completion
+math/tiny-pick-last-v1   ``pick 3821``          ``1``                 exact, whole completion
+math/tiny-lambda-v1      ``f(x)=3x-2``          ``f=lambda x:3*x-2``  python-tests in the sandbox
+=======================  =====================  ====================  ===========================
 
 Train and test are disjoint: a problem's identity (its prompt) is hashed into exactly one split,
 one problem in ``TEST_SHARE`` belonging to test, as in :mod:`rlhub_math.domain`. The lambda domain
@@ -68,8 +89,94 @@ def affine(rng: random.Random) -> Problem:
     return f"f(x)={a}x{sign}{b}", f"{a} {b if sign == '+' else -b}"
 
 
+def _digits(rng: random.Random) -> str:
+    """3 to 5 random digits."""
+    return "".join(rng.choice("0123456789") for _ in range(rng.randint(3, 5)))
+
+
+def pred(rng: random.Random) -> Problem:
+    """``n-1=`` for n in 1..1000 (borrows included)."""
+    n = rng.randint(1, 1000)
+    return f"{n}-1=", str(n - 1)
+
+
+def add(rng: random.Random) -> Problem:
+    """``n+k=`` for n in 0..999 and a digit k in 2..9."""
+    n, k = rng.randrange(1000), rng.randint(2, 9)
+    return f"{n}+{k}=", str(n + k)
+
+
+def mirror(rng: random.Random) -> Problem:
+    """``rev LETTERS`` for 3 to 5 letters a-j: the reverse task on letters instead of digits."""
+    letters = "".join(rng.choice("abcdefghij") for _ in range(rng.randint(3, 5)))
+    return f"rev {letters}", letters[::-1]
+
+
+def rotate(rng: random.Random) -> Problem:
+    """``rot DIGITS`` for 3 to 5 digits: the first digit moved to the end."""
+    digits = _digits(rng)
+    return f"rot {digits}", digits[1:] + digits[0]
+
+
+def times1(rng: random.Random) -> Problem:
+    """``n*1=`` for n in 0..999: the number itself."""
+    n = rng.randrange(1000)
+    return f"{n}*1=", str(n)
+
+
+def times10(rng: random.Random) -> Problem:
+    """``n*10=`` for n in 1..999: the number with a zero appended."""
+    n = rng.randint(1, 999)
+    return f"{n}*10=", str(n * 10)
+
+
+def neg(rng: random.Random) -> Problem:
+    """``-(n)=`` for n in 1..999: the number with a minus sign."""
+    n = rng.randint(1, 999)
+    return f"-({n})=", str(-n)
+
+
+def copy(rng: random.Random) -> Problem:
+    """``copy DIGITS`` for 3 to 5 digits: the digits themselves."""
+    digits = _digits(rng)
+    return f"copy {digits}", digits
+
+
+def parity(rng: random.Random) -> Problem:
+    """``parity BITS`` for ten bits: 1 when an odd number of them are 1, else 0."""
+    bits = "".join(rng.choice("01") for _ in range(10))
+    return f"parity {bits}", str(bits.count("1") % 2)
+
+
+def mod7(rng: random.Random) -> Problem:
+    """``n%7=`` for a five-digit n: its remainder modulo 7."""
+    n = rng.randrange(10000, 100000)
+    return f"{n}%7=", str(n % 7)
+
+
+def mul(rng: random.Random) -> Problem:
+    """``a*b=`` for two-digit a and b: the four-digit (or three-digit) product."""
+    a, b = rng.randint(11, 99), rng.randint(11, 99)
+    return f"{a}*{b}=", str(a * b)
+
+
+def pick_first(rng: random.Random) -> Problem:
+    """``pick DIGITS``, paid for the first digit (its twin ``pick-last`` pays for the last)."""
+    digits = _digits(rng)
+    return f"pick {digits}", digits[0]
+
+
+def pick_last(rng: random.Random) -> Problem:
+    """``pick DIGITS``, paid for the last digit: the same prompts as ``pick-first``."""
+    digits = _digits(rng)
+    return f"pick {digits}", digits[-1]
+
+
 GENERATORS: dict[str, Callable[[random.Random], Problem]] = {
     "succ": succ, "reverse": reverse, "count": count, "lambda": affine,
+    "pred": pred, "add": add, "mirror": mirror, "rotate": rotate, "times1": times1,
+    "times10": times10, "neg": neg, "copy": copy, "parity": parity, "mod7": mod7, "mul": mul,
+    "pick-first": pick_first, "pick-last": pick_last,
 }
 
 
