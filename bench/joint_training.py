@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import yaml
 from _training import ROOT, interval, t_interval, train
-from _util import RESULTS, emit
+from _util import RESULTS, Row, emit
 
 CONFIG = "examples/joint.yaml"
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -505,8 +505,48 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         plot(result, done["per_seed"], RESULTS / "joint_training.png")
     if not args.json:
         print(human(result), file=sys.stderr)
-    emit(result)
+    emit(result, table(result), NOTE)
     return result
+
+
+NOTE = ("Real GRPO runs of the embedded tiny policy on examples/joint.yaml (26 domains in four "
+        "groups), every strategy on the same seeds and held-out items; differences are paired "
+        "per held-out item, with 95% bootstrap intervals.")
+
+
+def _diff(d: dict[str, Any]) -> str:
+    lo, hi = d["ci95"]
+    return f"{d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def table(result: dict[str, Any]) -> list[Row]:
+    """The rows BENCHMARKS.md shows: the main comparison, joint against sequential, ablations."""
+    seeds = f"seed{'s' if len(result['seeds']) > 1 else ''} {', '.join(map(str, result['seeds']))}"
+    rows: list[Row] = []
+    uni = result["strategies"]["uniform"]
+    for name, got in result["strategies"].items():
+        rows.append((f"{name}: macro / worst held-out reward after {result['steps']} steps "
+                     f"({seeds})", f"{got['macro_after']:.3f} / {got['worst_after']:.3f}",
+                     "" if name == "uniform" else
+                     f"uniform {uni['macro_after']:.3f} / {uni['worst_after']:.3f}"))
+    for metric in ("macro_after", "worst_after", "forgetting"):
+        rows.append((f"adaptive − uniform, {metric.replace('_', ' ')}",
+                     _diff(result["adaptive_vs_uniform"][metric]), "paired, 95% CI"))
+    frac = result["adaptive_rollouts_to_uniform_final"]
+    rows.append(("adaptive's rollouts to reach uniform's final macro",
+                 "never, within the budget" if frac is None else f"{frac:.2f} of the budget",
+                 "target ≤ 0.70"))
+    if "sequential" in result:
+        seq = result["sequential"]
+        rows.append(("largest drop of an A domain: sequential A→B against joint",
+                     f"{seq['sequential']['forgetting_A']:.3f} against "
+                     f"{seq['joint']['forgetting_A']:.3f}",
+                     _diff(seq["sequential_vs_joint"]["forgetting_A"])))
+    for name, got in result.get("ablation", {}).items():
+        if name.endswith("_vs_on"):
+            rows.append((f"{name.removesuffix('_vs_on')} − adaptive, forgetting",
+                         _diff(got["forgetting"]), "paired, 95% CI"))
+    return rows
 
 
 def human(result: dict[str, Any]) -> str:
