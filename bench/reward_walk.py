@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OURS = tuple(str(ROOT / d) + "/" for d in ("core", "hub", "cli"))
 PLUGINS = str(ROOT / "plugins") + "/"
 SERIALISERS = {"dumps", "loads", "asdict", "to_dict", "from_dict"}
-DOMAIN = "math/arithmetic-l1-v1"
+DOMAIN = "math/arithmetic-l1-v2"
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
 
 
