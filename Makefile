@@ -51,7 +51,7 @@ test-slow: setup
 	$(BIN)/pytest -q -n 3 --dist loadgroup -m slow
 
 bench: setup
-	for b in discovery verifiers sandbox server scheduler dataset_memory; do $(BIN)/python bench/$$b.py > /dev/null || exit 1; done
+	for b in discovery verifiers sandbox server scheduler dataset_memory demo; do $(BIN)/python bench/$$b.py > /dev/null || exit 1; done
 	$(BIN)/python bench/render.py
 
 clean:

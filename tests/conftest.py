@@ -47,6 +47,7 @@ ONE_WORKER = ("tests/bridges/test_mixed_runs.py", "plugins/openenv/tests/test_op
 SWE = "plugins/swe/tests/"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(SERIAL) or "[ray]" in item.nodeid or "[docker]" in item.nodeid:

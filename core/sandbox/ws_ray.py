@@ -27,6 +27,8 @@ from rlhub.sandbox import Limits
 from rlhub.sandbox.snapshots import Files, Snapshot, content_id
 from rlhub.sandbox.workspaces import DEFAULT_LIMITS, Lease, Workspace, check_limits
 
+START_TIMEOUT_S = 120  # for the first actor to answer: a cold start is seconds, not minutes
+
 
 class WorkspaceActor:
     """A Ray actor holding one node's local workspaces (made remote by :func:`actor_class`)."""
@@ -121,13 +123,14 @@ class RayWorkspaces:
     name = "ray"
 
     def __init__(self, actors: int | None = None, address: str | None = None,
-                 num_cpus: float = 1.0, spares: int = 2, disk_mb: int = 256):
+                 num_cpus: float = 1.0, spares: int = 2, disk_mb: int = 256,
+                 start_timeout_s: float = START_TIMEOUT_S):
         try:
             import ray
         except ImportError as exc:
             raise SandboxError("ray workspaces: ray is not installed (pip install 'rlhub[ray]')"
                                ) from exc
-        from rlhub.sandbox.ray_backend import RayBackend
+        from rlhub.sandbox.ray_backend import RayBackend, end_actors
 
         self.owns_ray, self.temp_dir = not ray.is_initialized(), None
         if self.owns_ray:
@@ -137,7 +140,15 @@ class RayWorkspaces:
         self.disk_mb = disk_mb
         self.actors = [cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD").remote(
             {"spares": spares, "disk_mb": disk_mb}) for _ in range(count)]
-        self.node_info = ray.get(self.actors[0].info.remote())
+        try:  # an actor the cluster cannot place (every CPU held) would wait for ever
+            self.node_info = ray.get(self.actors[0].info.remote(), timeout=start_timeout_s)
+        except ray.exceptions.GetTimeoutError as exc:
+            end_actors(self.actors, "shutdown", 5, self.owns_ray, self.temp_dir)
+            raise SandboxError(
+                f"ray workspaces: no workspace actor started within {start_timeout_s:g} s; the "
+                f"cluster has {ray.available_resources().get('CPU', 0):g} of "
+                f"{ray.cluster_resources().get('CPU', 0):g} CPUs free and each actor asks "
+                f"for {num_cpus:g}") from exc
         self.shipped: set[tuple[int, str]] = set()
         self.lock = threading.Lock()
         self.ids = itertools.count()

@@ -48,7 +48,8 @@ def _ray(tmp: Path):  # noqa: ANN202
 
     os.environ["RLHUB_WORKSPACES_DIR"] = str(tmp / "leases")  # the actors' records
     os.environ["RLHUB_CACHE"] = str(tmp / "cache")
-    backend = RayWorkspaces(actors=1, spares=1, disk_mb=64)
+    # num_cpus 0: the session's Ray may already hold a sandbox pool whose actors take every CPU
+    backend = RayWorkspaces(actors=1, num_cpus=0, spares=1, disk_mb=64)
     backend.lease_dir = tmp / "leases"  # type: ignore[attr-defined] # on this one machine
     return backend
 
@@ -273,3 +274,14 @@ def test_a_workspace_reports_what_it_changed_since_its_snapshot(ws):
     assert deleted == ["pkg/__init__.py", "tests/test_util.py"]
     ws.reset()
     assert ws.changes() == ([], [])
+
+
+@pytest.mark.ray
+def test_ray_workspaces_that_no_node_can_place_fail_rather_than_wait(tmp_path):
+    """An actor the cluster cannot place (here: more CPUs than it has) is an error that says so,
+    not a wait without end (one hung a whole test worker for an hour)."""
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'rlhub[ray]')")
+    from rlhub.sandbox.ws_ray import RayWorkspaces
+
+    with pytest.raises(SandboxError, match=r"no workspace actor started within 5 s.*asks for 1000"):
+        RayWorkspaces(actors=1, num_cpus=1000, spares=0, disk_mb=16, start_timeout_s=5)
