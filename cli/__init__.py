@@ -34,8 +34,7 @@ def plugin_commands(target: typer.Typer) -> None:
     from rlhub.plugins import registry
     from rlhub.refs import load_object
 
-    taken = {g.name for g in target.registered_groups} | {
-        c.name or (c.callback.__name__ if c.callback else "") for c in target.registered_commands}
+    taken = builtin_names(target)
     try:
         refs = registry().named("rlhub_commands")
     except Exception as exc:  # noqa: BLE001 - a plugin's hook must not break the command line
@@ -53,7 +52,24 @@ def plugin_commands(target: typer.Typer) -> None:
                   file=sys.stderr)
 
 
+def builtin_names(target: typer.Typer) -> set[str]:
+    return {g.name for g in target.registered_groups} | {
+        c.name or (c.callback.__name__ if c.callback else "") for c in target.registered_commands}
+
+
+def wants_plugin_commands(argv: list[str]) -> bool:
+    """Whether this invocation may name a plugin's command: not when it runs a built-in one or
+    asks only for ``--version`` (neither imports a plugin)."""
+    words = [a for a in argv if not a.startswith("-")]
+    if words:
+        return words[0].replace("_", "-") not in builtin_names(app)
+    return "--version" not in argv
+
+
 def main() -> None:
     """Console-script entry point."""
-    plugin_commands(app)
+    import sys
+
+    if wants_plugin_commands(sys.argv[1:]):
+        plugin_commands(app)
     app()

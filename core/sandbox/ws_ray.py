@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -27,6 +28,7 @@ from rlhub.sandbox import Limits
 from rlhub.sandbox.snapshots import Files, Snapshot, content_id
 from rlhub.sandbox.workspaces import DEFAULT_LIMITS, Lease, Workspace, check_limits
 
+FORWARDED = ("RLHUB_WORKSPACES_DIR", "RLHUB_CACHE", "RLHUB_HOME")
 START_TIMEOUT_S = 120  # for the first actor to answer: a cold start is seconds, not minutes
 
 
@@ -138,8 +140,13 @@ class RayWorkspaces:
         count = actors or max(1, min(8, int(ray.cluster_resources().get("CPU", 1) // num_cpus)))
         cls = actor_class()
         self.disk_mb = disk_mb
-        self.actors = [cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD").remote(
-            {"spares": spares, "disk_mb": disk_mb}) for _ in range(count)]
+        # the actors keep their records where this process does, in a Ray started before it too
+        forwarded = {k: os.environ[k] for k in FORWARDED if k in os.environ}
+        options: dict[str, Any] = {"num_cpus": num_cpus, "scheduling_strategy": "SPREAD"}
+        if forwarded:
+            options["runtime_env"] = {"env_vars": forwarded}
+        self.actors = [cls.options(**options).remote({"spares": spares, "disk_mb": disk_mb})
+                       for _ in range(count)]
         try:  # an actor the cluster cannot place (every CPU held) would wait for ever
             self.node_info = ray.get(self.actors[0].info.remote(), timeout=start_timeout_s)
         except ray.exceptions.GetTimeoutError as exc:
