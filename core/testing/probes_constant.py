@@ -136,10 +136,19 @@ def _differing(domain: Domain, paid: list[Shot]) -> list[Shot]:
 
 
 def _golds_differ(domain: Domain, a: Shot, b: Shot) -> bool:
-    """Whether two tasks have different answers: neither's gold passes on the other's task."""
+    """Whether two tasks have different answers: neither's gold passes on the other's task.
+    Two ids that name one task (an infinite stream may give every seed the same tasks) share it."""
+    if _same_task(a.task, b.task):
+        return False
     if a.own is None or b.own is None:
         return a.task.answer != b.task.answer or a.task.answer is None
     if _norm(a.own) == _norm(b.own):
         return False
     return not (domain.verify(b.task, b.fill(a.own)).passed
                 or domain.verify(a.task, a.fill(b.own)).passed)
+
+
+def _same_task(a: Task, b: Task) -> bool:
+    """Whether two tasks differ only in their ids."""
+    return (a.domain, a.prompt, a.answer, a.gold, a.meta) == (b.domain, b.prompt, b.answer,
+                                                              b.gold, b.meta)
