@@ -247,22 +247,9 @@ class ContainerWorker:
     def _connect(self, path: Path) -> socket.socket:
         import docker
 
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if path.exists():
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                try:
-                    sock.connect(str(path))
-                    return sock
-                except OSError:
-                    sock.close()
-            try:
-                self.container.reload()
-            except docker.errors.NotFound:  # exited and auto-removed
-                break
-            if self.container.status == "exited":
-                break
-            time.sleep(0.01)
+        sock = connect_when_listening(self.container, path, 30)
+        if sock is not None:
+            return sock
         try:
             logs = self.container.logs(tail=20).decode(errors="replace")
         except docker.errors.DockerException:
@@ -514,3 +501,27 @@ class DockerBackend:
             if self.cgroups is not None:
                 self.cgroups.close()
             self.blocks.release()
+
+
+def connect_when_listening(container: Any, path: Path, timeout_s: float) -> socket.socket | None:
+    """A connection to the Unix socket a process in ``container`` opens at ``path`` (bind-mounted
+    from the host), or None when the container exits or ``timeout_s`` passes first."""
+    import docker
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists():
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(str(path))
+                return sock
+            except OSError:
+                sock.close()
+        try:
+            container.reload()
+        except docker.errors.NotFound:  # exited and auto-removed
+            return None
+        if container.status == "exited":
+            return None
+        time.sleep(0.01)
+    return None

@@ -28,7 +28,7 @@ from typing import Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import leases
-from rlhub.sandbox.docker_backend import ensure_image, engine_problem
+from rlhub.sandbox.docker_backend import connect_when_listening, ensure_image, engine_problem
 from rlhub.sandbox.runtime import library_binds
 from rlhub.sandbox.workspaces import Conn, server_source
 from rlhub.sandbox.ws_pool import PooledServer, Runtime, SparePool
@@ -170,23 +170,8 @@ class DockerWorkspaces(SparePool):
         }
 
     def _connect(self, container: Any, path: Path) -> socket.socket:
-        import docker
-
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if path.exists():
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                try:
-                    sock.connect(str(path))
-                    return sock
-                except OSError:
-                    sock.close()
-            try:
-                container.reload()
-            except docker.errors.NotFound:
-                break
-            if container.status == "exited":
-                break
-            time.sleep(0.01)
+        sock = connect_when_listening(container, path, 60)
+        if sock is not None:
+            return sock
         raise SandboxError(f"docker workspace: the server in container {container.short_id} did "
                            f"not open its socket (status {container.status})")
