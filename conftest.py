@@ -134,9 +134,10 @@ pytest_collect_file = Sybil(
 ).pytest()
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
-    """A document's blocks build on each other (a push, then a pull): one worker runs them all.
-    The group is marked as each item is collected, before xdist reads the groups."""
-    document, sep, _ = item.nodeid.partition("::")
-    if sep and document.endswith(".md"):
-        item.add_marker(pytest.mark.xdist_group(f"doc:{document}"))
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A document's blocks build on each other (a push, then a pull): one worker runs them all."""
+    for item in items:
+        document, sep, _ = item.nodeid.partition("::")
+        if sep and document.endswith(".md"):
+            item.add_marker(pytest.mark.xdist_group(f"doc:{document}"))

@@ -62,7 +62,7 @@ def wants_plugin_commands(argv: list[str]) -> bool:
     asks only for ``--version`` (neither imports a plugin)."""
     words = [a for a in argv if not a.startswith("-")]
     if words:
-        return words[0].replace("_", "-") not in builtin_names(app)
+        return words[0] not in builtin_names(app)
     return "--version" not in argv
 
 
