@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from rlhub.sandbox import Backend, Sandboxes
     from rlhub.sandbox.workspaces import WorkspaceBackend, Workspaces
     from rlhub.sandbox.languages import Languages
-    from rlhub.trust import Policy, UntrustedEnv
+    from rlhub.trust import TrustPolicy, UntrustedEnv
     from rlhub.verifiers import Verifiers
     from rlhub.verifiers.routes import JudgeRoutes
 
@@ -152,7 +152,7 @@ class Registry:
         self._workspaces: Workspaces | None = None
         self._default_sandbox = sandbox
         self.versions = versions
-        self._policy: Policy | None = None
+        self._policy: TrustPolicy | None = None
         self._withdrawn: dict[str, str] = {}
         from rlhub import builtin
 
@@ -308,11 +308,11 @@ class Registry:
 
     def _untrusted(self, name: str) -> UntrustedEnv:
         """The untrusted-environment record of ``name`` under the user's policy (read once)."""
-        from rlhub.trust import Policy, UntrustedEnv
+        from rlhub.trust import TrustPolicy, UntrustedEnv
         from rlhub.userconfig import load_user_config
 
         if self._policy is None:
-            self._policy = Policy.from_config(load_user_config())
+            self._policy = TrustPolicy.from_config(load_user_config())
         return UntrustedEnv(name, self._policy)
 
     def _keep(self, declared: Declared) -> None:

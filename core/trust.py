@@ -56,7 +56,7 @@ def standard_limits() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Policy:
+class TrustPolicy:
     """The caps for untrusted environments, and per-environment grants, from the user's config."""
 
     limits: dict[str, Any]
@@ -65,7 +65,7 @@ class Policy:
     where: str
 
     @classmethod
-    def from_config(cls, config: UserConfig) -> Policy:
+    def from_config(cls, config: UserConfig) -> TrustPolicy:
         section = config.untrusted()
         return cls({**standard_limits(), **section.get("limits", {})},
                    float(section.get("verify_timeout_s", DEFAULT_VERIFY_TIMEOUT_S)),
@@ -83,7 +83,7 @@ class UntrustedEnv:
     """A pulled environment without trust, and the policy its domain files are held to."""
 
     name: str
-    policy: Policy
+    policy: TrustPolicy
 
 
 def untrusted_problems(raw: dict[str, Any], env: UntrustedEnv) -> list[str]:

@@ -41,9 +41,9 @@ def check_policy(bundle: Bundle, files: dict[str, dict[str, Any]], config: UserC
     """Every domain file must stay within what the user's policy lets an untrusted one declare."""
     from rlhub.datadomain import refuse_untrusted
     from rlhub.errors import ManifestError
-    from rlhub.trust import Policy, UntrustedEnv
+    from rlhub.trust import TrustPolicy, UntrustedEnv
 
-    env = UntrustedEnv(bundle.name, Policy.from_config(config))
+    env = UntrustedEnv(bundle.name, TrustPolicy.from_config(config))
     for rel, raw in files.items():
         try:
             refuse_untrusted(raw, env, f"bundle file {rel}")
