@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlhub.hub.publish.bundle import Bundle
-from rlhub.hub.publish.errors import HubError, PolicyError
+from rlhub.hub.publish.errors import HubError, PolicyRefused
 from rlhub.hub.publish.remote import Ref, remote_key
 from rlhub.installs import installs
 
@@ -48,7 +48,7 @@ def check_policy(bundle: Bundle, files: dict[str, dict[str, Any]], config: UserC
         try:
             refuse_untrusted(raw, env, f"bundle file {rel}")
         except ManifestError as exc:
-            raise PolicyError(f"{exc} Nothing was installed.") from None
+            raise PolicyRefused(f"{exc} Nothing was installed.") from None
 
 
 def _conflicts(bundle: Bundle, files: dict[str, dict[str, Any]], ref: Ref, registry: Registry,

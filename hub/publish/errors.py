@@ -17,6 +17,6 @@ class RevisionNotFound(HubError):
     """The requested revision (tag, branch or bundle hash) does not exist at the remote."""
 
 
-class PolicyError(HubError):
-    """An untrusted environment declares what the user's policy does not allow; nothing is
-    installed."""
+class PolicyRefused(HubError):
+    """The user's policy refuses the bundle (an untrusted environment declares what
+    :mod:`rlhub.trust` does not allow, or a domain pays a probe); nothing is installed."""

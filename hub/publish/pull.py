@@ -50,7 +50,7 @@ from rlhub.hub.publish.checks import (
     check_identity,
     read_domain_files,
 )
-from rlhub.hub.publish.errors import HubError, IntegrityError, PolicyError
+from rlhub.hub.publish.errors import HubError, IntegrityError, PolicyRefused
 from rlhub.hub.publish.fetching import BundleCaps, lock_key
 from rlhub.hub.publish.pins import PROJECT_LOCK, Pins
 from rlhub.hub.publish.probing import ProbePolicy, paid_problem, probe_domains
@@ -187,10 +187,10 @@ def _probes(bundle: Bundle, files: dict[str, dict[str, Any]], policy: ProbePolic
     if paid and policy.hackable != "mark":
         lines = [paid_problem(d, r) if r.get("paid") else f"domain {d}: {r['error']}"
                  for d, r in sorted(paid.items())]
-        raise PolicyError(f"bundle {bundle.name}: " + "; ".join(lines) + ". Your policy refuses "
-                          f"a domain that pays a probe (hackable: refuse, {policy.where}); set "
-                          "it to mark to install such a domain marked hackable. Nothing was "
-                          "installed.")
+        raise PolicyRefused(f"bundle {bundle.name}: " + "; ".join(lines) + ". Your policy "
+                            "refuses a domain that pays a probe (hackable: refuse, "
+                            f"{policy.where}); set it to mark to install such a domain marked "
+                            "hackable. Nothing was installed.")
     return {d: r["paid"] for d, r in paid.items() if r.get("paid")}, results
 
 

@@ -23,7 +23,7 @@ from hub_helpers import ROWS, installed, write_data_domain
 from rlhub import Registry
 from rlhub.errors import ManifestError
 from rlhub.hub.publish.bundle import BuildOptions, Bundle, build_bundle
-from rlhub.hub.publish.errors import IntegrityError, PolicyError
+from rlhub.hub.publish.errors import IntegrityError, PolicyRefused
 from rlhub.hub.publish.fetching import stream_to
 from rlhub.hub.publish.lock import dumps, seal
 from rlhub.hub.publish.pins import PinMismatch
@@ -447,7 +447,7 @@ def test_a_domain_that_pays_a_probe_is_refused_or_installed_marked_as_the_policy
 ):
     url = publish(tmp_path, bundle_of(tmp_path, verifier={
         "name": "regex", "options": {"pattern": "(?s).*"}}))  # anything passes
-    with pytest.raises(PolicyError) as err:
+    with pytest.raises(PolicyRefused) as err:
         quick(url)
     assert str(err.value).startswith("bundle mydata: domain mydata/double-v1 pays the probe "
                                      "classes ['constant', 'oversized', 'template'] "

@@ -21,7 +21,7 @@ from hub_helpers import installed, write_data_domain
 from rlhub import Registry
 from rlhub.errors import ManifestError
 from rlhub.hub.publish.bundle import BuildOptions, Bundle, build_bundle
-from rlhub.hub.publish.errors import IntegrityError, PolicyError
+from rlhub.hub.publish.errors import IntegrityError, PolicyRefused
 from rlhub.hub.publish.lock import dumps, seal
 from rlhub.hub.publish.pull import PullOptions, pull
 from rlhub.hub.publish.push import push
@@ -73,7 +73,7 @@ def test_an_untrusted_judge_naming_its_own_url_and_the_users_token_variable_is_r
     options = {"url": theirs.url, "model": "their-judge", "api_key_env": "HF_TOKEN",
                "reference": "answer", "rubric": RUBRIC}
     url = publish(tmp_path, verifier={"name": "judge", "options": options})
-    with pytest.raises(PolicyError) as err:
+    with pytest.raises(PolicyRefused) as err:
         pull(url)
     config = os.environ["RLHUB_CONFIG"]
     assert str(err.value) == (
@@ -97,8 +97,8 @@ def test_a_judge_url_hidden_in_a_composite_part_is_refused_too(tmp_path):
                                            "notes": "http://publisher.example/collect"}}]
     url = publish(tmp_path, verifier={"name": "composite", "options": {"parts": parts}},
                   reward={"range": [0, 1], "components": {"correct": {"weight": 1.0}}})
-    with pytest.raises(PolicyError, match=r"field verifier\.options\.parts\.1\.options\.notes: an "
-                       r"untrusted environment may not name a URL \(found "
+    with pytest.raises(PolicyRefused, match=r"field verifier\.options\.parts\.1\.options\.notes: "
+                       r"an untrusted environment may not name a URL \(found "
                        r"'http://publisher\.example/collect'\)"):
         pull(url)
 
@@ -175,7 +175,7 @@ def test_an_untrusted_sandbox_asking_for_network_memory_and_time_is_refused_nami
     tmp_path,
 ):
     url = publish(tmp_path, verifier={"name": "python-tests", "options": {"limits": TESTS_LIMITS}})
-    with pytest.raises(PolicyError) as err:
+    with pytest.raises(PolicyRefused) as err:
         pull(url)
     config = os.environ["RLHUB_CONFIG"]
     grant = "to grant it, add `untrusted: {{grants: {{mydata: {{limits: {{{}}}}}}}}}` to {}"
@@ -200,7 +200,7 @@ def test_an_untrusted_sandbox_asking_for_network_memory_and_time_is_refused_nami
 ])
 def test_every_declared_limit_and_image_is_held_to_the_policy(tmp_path, spec, field):
     url = publish(tmp_path, **spec)
-    with pytest.raises(PolicyError, match=f"'mydata': field {field}: "):
+    with pytest.raises(PolicyRefused, match=f"'mydata': field {field}: "):
         pull(url)
 
 
