@@ -2,9 +2,10 @@
 
 OpenRLHF loads this file by path inside every vLLM engine actor (``_load_agent_executor``) and
 builds ``AgentExecutor()``, a :class:`openrlhf.utils.agent.MultiTurnAgentExecutor` over
-:class:`AgentInstance`. Building it checks the server (:func:`rlhub.hub.openrlhf.client.check_hub`):
-a server that does not answer, or runs without ``--mixture`` while ``RLHUB_SCHEDULE=1``, stops the
-job at start with a message saying what to fix. Each sample is an episode of ``rlhub serve``:
+:class:`AgentInstance`. Building it checks the server
+(:func:`rlhub.hub.openrlhf.client.check_health`): a server that does not answer, or runs without
+``--mixture`` while ``RLHUB_SCHEDULE=1``, stops the job at start with a message saying what to
+fix. Each sample is an episode of ``rlhub serve``:
 
 * The ``n`` samples of one dataset row form a group (:mod:`rlhub.hub.openrlhf.group`). A row
   whose label has role ``train`` is replaced, with ``RLHUB_SCHEDULE=1``, by one task that the
@@ -43,7 +44,7 @@ from typing import Any, NamedTuple
 
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 from rlhub.failures import is_trainable
-from rlhub.hub.openrlhf.client import HubClient, HubRefused, HubUnavailable, check_hub
+from rlhub.hub.openrlhf.client import ServerClient, ServerRefused, ServerUnavailable, check_health
 from rlhub.hub.openrlhf.episode import Episode, EpisodeFailed, Play, resolve_play
 from rlhub.hub.openrlhf.chat import chat_format
 from rlhub.hub.openrlhf.group import Breaker, Group, GroupBook, Member, Settled, settle
@@ -89,7 +90,7 @@ class Runtime:
 
     def __init__(self, settings: AgentSettings, health: dict[str, Any]):
         self.settings = settings
-        self.client = HubClient(settings.server_url, settings.deadline_s)
+        self.client = ServerClient(settings.server_url, settings.deadline_s)
         self.groups = GroupBook()
         self.breaker = Breaker(settings.outage_budget_s)
         self.scheduler = bool((health.get("scheduler") or {}).get("enabled"))
@@ -114,7 +115,7 @@ class Runtime:
         try:
             await self.client.call("POST", "/v1/scheduler/observe", body,
                                    key=f"{group.key}:observe")
-        except (HubUnavailable, HubRefused) as exc:
+        except (ServerUnavailable, ServerRefused) as exc:
             log.warning("rlhub agent: the scheduler did not get group %s: %s", group.key, exc)
 
 
@@ -126,7 +127,7 @@ def runtime() -> Runtime:
     global _runtime
     if _runtime is None:
         settings = AgentSettings.from_env()
-        health = check_hub(settings.server_url, settings.schedule, settings.startup_timeout_s)
+        health = check_health(settings.server_url, settings.schedule, settings.startup_timeout_s)
         _runtime = Runtime(settings, health)
     return _runtime
 

@@ -4,12 +4,12 @@ Every call that changes state carries an ``Idempotency-Key`` (:mod:`rlhub.hub.se
 fresh for each logical call and the same on each of its retries, so a retry is always safe: the
 server answers it from the first run. A call is retried on a dropped connection, a timeout or a
 5xx answer; a 4xx answer is the client's or the deployment's mistake and is never retried
-(:class:`HubRefused`). All tries of one call share one deadline (``RLHUB_HTTP_DEADLINE_S``): a
+(:class:`ServerRefused`). All tries of one call share one deadline (``RLHUB_HTTP_DEADLINE_S``): a
 slow or queued server never holds a rollout longer than that, however many tries it takes.
 
-:func:`check_hub` is the start-up check: the server answers, speaks what the agent needs, and has
-a scheduler when the agent is to schedule. It fails the job at once with a message that says what
-to change, instead of training on rewards the hub could not give.
+:func:`check_health` is the start-up check: the server answers, speaks what the agent needs, and
+has a scheduler when the agent is to schedule. It fails the job at once with a message that says
+what to change, instead of training on rewards the server could not give.
 """
 
 from __future__ import annotations
@@ -20,19 +20,21 @@ import time
 import urllib.request
 from typing import Any
 
+from rlhub.errors import TrainerError
+
 #: What the agent needs the server to speak (``/health`` lists ``features``).
 NEEDED_FEATURES = ("idempotency-key", "lease-key", "failure-classes")
 
 
-class HubError(RuntimeError):
+class ServerError(TrainerError):
     """A call to ``rlhub serve`` that did not get a usable answer."""
 
 
-class HubUnavailable(HubError):
+class ServerUnavailable(ServerError):
     """No answer before the call's deadline: connection failures, timeouts or 5xx answers."""
 
 
-class HubRefused(HubError):
+class ServerRefused(ServerError):
     """A 4xx answer: the request (or the deployment) is wrong; retrying cannot help."""
 
     def __init__(self, status: int, message: str):
@@ -40,7 +42,7 @@ class HubRefused(HubError):
         self.status = status
 
 
-class HubMisconfigured(HubError):
+class ServerMisconfigured(ServerError):
     """The server cannot serve this job as configured; the job must stop and be fixed."""
 
 
@@ -50,7 +52,7 @@ class Tally:
     retries: int = 0
 
 
-class HubClient:
+class ServerClient:
     """Async JSON calls to ``rlhub serve`` (see the module docstring).
 
     Each try opens its own aiohttp session, as OpenRLHF's reward client does: nothing outlives
@@ -74,8 +76,8 @@ class HubClient:
                 last, tries = str(exc), tries + 1
             pause = min(0.25 * 2 ** tries, 10.0)
             if key is None and method == "POST" or loop.time() + pause >= deadline:
-                raise HubUnavailable(f"{method} {self.url}{path}: no answer within "
-                                     f"{self.deadline_s:g} s after {tries} tries ({last})")
+                raise ServerUnavailable(f"{method} {self.url}{path}: no answer within "
+                                        f"{self.deadline_s:g} s after {tries} tries ({last})")
             if tally is not None:
                 tally.retries += 1
             await asyncio.sleep(pause)
@@ -98,7 +100,7 @@ class HubClient:
         data = _json(text)
         if status >= 400:
             message = data.get("error") if isinstance(data, dict) else None
-            raise HubRefused(status, str(message or text[:300]))
+            raise ServerRefused(status, str(message or text[:300]))
         return data
 
 
@@ -113,8 +115,9 @@ def _json(text: str) -> Any:
         raise _Retryable(f"expected a JSON answer, found {text[:200]!r}") from None
 
 
-def check_hub(url: str, schedule: bool, timeout_s: float = 60.0) -> dict[str, Any]:
-    """``/health`` of the server, once it answers; :class:`HubMisconfigured` when it cannot serve.
+def check_health(url: str, schedule: bool, timeout_s: float = 60.0) -> dict[str, Any]:
+    """``/health`` of the server, once it answers; :class:`ServerMisconfigured` when it cannot
+    serve.
 
     Blocking (urllib): OpenRLHF builds the agent executor while its vLLM actor starts, before the
     actor serves anything.
@@ -122,13 +125,14 @@ def check_hub(url: str, schedule: bool, timeout_s: float = 60.0) -> dict[str, An
     health = _health(url, timeout_s)
     missing = [f for f in NEEDED_FEATURES if f not in (health.get("features") or [])]
     if missing:
-        raise HubMisconfigured(f"rlhub agent: the server at {url} does not speak {missing} "
-                               "(an older rlhub serve?); run the rlhub version of this agent there")
+        raise ServerMisconfigured(f"rlhub agent: the server at {url} does not speak {missing} "
+                                  "(an older rlhub serve?); run the rlhub version of this agent "
+                                  "there")
     if schedule and not (health.get("scheduler") or {}).get("enabled"):
-        raise HubMisconfigured(f"rlhub agent: RLHUB_SCHEDULE=1 but the server at {url} runs "
-                               "without --mixture, so it has no scheduler to lease tasks from; "
-                               "start it with `rlhub serve --mixture MIX.yaml` or set "
-                               "RLHUB_SCHEDULE=0")
+        raise ServerMisconfigured(f"rlhub agent: RLHUB_SCHEDULE=1 but the server at {url} runs "
+                                  "without --mixture, so it has no scheduler to lease tasks "
+                                  "from; start it with `rlhub serve --mixture MIX.yaml` or set "
+                                  "RLHUB_SCHEDULE=0")
     return health
 
 
@@ -141,7 +145,8 @@ def _health(url: str, timeout_s: float) -> dict[str, Any]:
         except (OSError, ValueError) as exc:
             last = f"{type(exc).__name__}: {exc}"
         if time.monotonic() + 1.0 >= deadline:
-            raise HubMisconfigured(f"rlhub agent: expected `rlhub serve` at {url} (RLHUB_SERVER_URL)"
-                                   f" to answer /health within {timeout_s:g} s, found {last}; start"
-                                   " it where the Ray workers can reach it, or fix the URL")
+            raise ServerMisconfigured(f"rlhub agent: expected `rlhub serve` at {url} "
+                                      "(RLHUB_SERVER_URL) to answer /health within "
+                                      f"{timeout_s:g} s, found {last}; start it where the Ray "
+                                      "workers can reach it, or fix the URL")
         time.sleep(1.0)

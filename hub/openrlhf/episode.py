@@ -21,7 +21,12 @@ from typing import Any
 
 from rlhub.failures import is_trainable
 from rlhub.hub.openrlhf.export import role_of
-from rlhub.hub.openrlhf.client import HubClient, HubMisconfigured, HubRefused, HubUnavailable
+from rlhub.hub.openrlhf.client import (
+    ServerClient,
+    ServerMisconfigured,
+    ServerRefused,
+    ServerUnavailable,
+)
 from rlhub.hub.openrlhf.group import Group, Member
 from rlhub.hub.server.protocol import FORMAT_COMPONENTS, LabelError, parse_label
 
@@ -50,7 +55,7 @@ class Play:
     observation: str
 
 
-async def resolve_play(client: HubClient, schedule: bool, group: Group, label: Any,
+async def resolve_play(client: ServerClient, schedule: bool, group: Group, label: Any,
                        observation: str, fmt: Any) -> Play:
     """The group's task: the label's, or the scheduler's lease for a training row."""
     try:
@@ -64,11 +69,11 @@ async def resolve_play(client: HubClient, schedule: bool, group: Group, label: A
     try:
         leased = await client.call("POST", "/v1/sample", {"lease": group.key},
                                    key=f"{group.key}:lease")
-    except HubUnavailable as exc:
+    except ServerUnavailable as exc:
         raise EpisodeFailed("verifier", str(exc)) from None
-    except HubRefused as exc:
-        raise HubMisconfigured(f"rlhub agent: the server refused a task lease ({exc}); "
-                               "RLHUB_SCHEDULE=1 needs `rlhub serve --mixture MIX.yaml`") from None
+    except ServerRefused as exc:
+        raise ServerMisconfigured(f"rlhub agent: the server refused a task lease ({exc}); "
+                                  "RLHUB_SCHEDULE=1 needs `rlhub serve --mixture MIX.yaml`") from None
     leased_task = leased["tasks"][0]
     group.domain = leased_task["domain"]
     return Play(leased["labels"][0], fmt.prompt(leased_task["prompt"]))
@@ -77,7 +82,7 @@ async def resolve_play(client: HubClient, schedule: bool, group: Group, label: A
 class Episode:
     """An episode on the server, replayed when lost or hit by an infrastructure failure."""
 
-    def __init__(self, client: HubClient, member: Member, label: Any, retries: int):
+    def __init__(self, client: ServerClient, member: Member, label: Any, retries: int):
         self.client = client
         self.member = member
         self.label = label
@@ -119,7 +124,7 @@ class Episode:
     async def _discard(self, episode_id: str) -> None:
         try:
             await self.client.call("DELETE", f"/v1/episodes/{episode_id}")
-        except (HubUnavailable, HubRefused) as exc:
+        except (ServerUnavailable, ServerRefused) as exc:
             log.info("rlhub agent: could not close episode %s: %s", episode_id, exc)
 
     async def _step_once(self, completion: str, turn: int) -> dict[str, Any]:
@@ -155,9 +160,9 @@ class Episode:
         key = f"{self.member.key}:{self.generation}:{what}"
         try:
             return await self.client.call(method, path, body, key=key, tally=self.member.tally)
-        except HubUnavailable as exc:
+        except ServerUnavailable as exc:
             raise EpisodeFailed("verifier", str(exc)) from None
-        except HubRefused as exc:
+        except ServerRefused as exc:
             if exc.status == 404 and what.startswith("step"):
                 raise _Lost(str(exc)) from None
             failure = "label" if what == "open" and exc.status in (400, 403, 404) else "verifier"

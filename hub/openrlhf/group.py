@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlhub.failures import is_trainable
-from rlhub.hub.openrlhf.client import HubError, Tally
+from rlhub.hub.openrlhf.client import ServerError, Tally
 
 
-class HubOutage(HubError):
+class ServerOutage(ServerError):
     """No prompt group has settled without an infrastructure failure for too long."""
 
 
@@ -181,7 +181,7 @@ class Breaker:
         self.faults[settled.fault] += 1
         quiet = time.monotonic() - self.last_ok
         if quiet >= self.budget_s:
-            raise HubOutage(
+            raise ServerOutage(
                 f"rlhub agent: {self.voided} prompt groups in a row were voided by failures that "
                 f"are not the model's ({dict(self.faults)}) and none settled for {quiet:.0f} s "
                 f"(RLHUB_OUTAGE_BUDGET_S={self.budget_s:g}); last: {error}. Stopping rather than "

@@ -328,13 +328,13 @@ class OpenRLHFTrainer:
 
 def check_server(url: str, config: dict[str, Any], domains: list[str]) -> None:
     """Refuse to submit against a hub that cannot serve this job (see the module docstring)."""
-    from rlhub.hub.openrlhf.client import HubMisconfigured, check_hub
+    from rlhub.hub.openrlhf.client import ServerMisconfigured, check_health
 
     try:
-        check_hub(url, schedules(config), timeout_s=10.0)
+        check_health(url, schedules(config), timeout_s=10.0)
         with urllib.request.urlopen(url.rstrip("/") + "/v1/domains", timeout=10) as resp:
             served = {d["id"] for d in json.loads(resp.read())["domains"]}
-    except (HubMisconfigured, OSError, ValueError, KeyError) as exc:
+    except (ServerMisconfigured, OSError, ValueError, KeyError) as exc:
         raise TrainerError(f"server.url {url}: {exc}; start `rlhub serve` there or drop "
                            "server.url to let rlhub train start one") from None
     missing = [d for d in domains if d not in served]

@@ -183,7 +183,7 @@ def test_an_agent_that_must_schedule_on_a_server_without_a_scheduler_stops_the_j
         out = rollout(tmp_path, models["qwen2"], {"turn_marker": "x", "rules": []},
                       {"RLHUB_SERVER_URL": plain.url, "RLHUB_SCHEDULE": "1"},
                       train=[flaky(0)], n=2, batch=1)
-    assert out["error"].startswith("HubMisconfigured: rlhub agent: RLHUB_SCHEDULE=1 but the "
+    assert out["error"].startswith("ServerMisconfigured: rlhub agent: RLHUB_SCHEDULE=1 but the "
                                    f"server at {plain.url} runs without --mixture")
 
 
@@ -325,19 +325,19 @@ def test_the_job_stops_when_no_group_settles_within_the_outage_budget(
         server: ServerProcess, models: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     module = load_agent(monkeypatch, server.url, RLHUB_OUTAGE_BUDGET_S="0",
                         RLHUB_INFRA_RETRIES="0")
-    from rlhub.hub.openrlhf.group import HubOutage
+    from rlhub.hub.openrlhf.group import ServerOutage
 
-    with pytest.raises(HubOutage, match=r"voided by failures that are not the model's "
+    with pytest.raises(ServerOutage, match=r"voided by failures that are not the model's "
                                         r"\(\{'sandbox': 1\}\)"):
         play_group(module.AgentExecutor(), models["qwen2"], flaky(10), ["SANDBOX-DOWN ok"])
 
 
 def test_an_unreachable_hub_stops_the_job_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rlhub.hub.openrlhf.client import HubMisconfigured
+    from rlhub.hub.openrlhf.client import ServerMisconfigured
 
     url = f"http://127.0.0.1:{refused_port()}"
     module = load_agent(monkeypatch, url, RLHUB_STARTUP_TIMEOUT_S="1")
-    with pytest.raises(HubMisconfigured, match=f"expected `rlhub serve` at {url}"):
+    with pytest.raises(ServerMisconfigured, match=f"expected `rlhub serve` at {url}"):
         module.AgentExecutor()
 
 
