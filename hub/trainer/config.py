@@ -58,7 +58,7 @@ class Grpo:
 
 
 @dataclass
-class HeldOut:
+class HeldOutConfig:
     """Held-out scoring: sampled reward at ``temperature`` over test-split items.
 
     ``watch`` lists domains scored like the mixture's but never trained on (their scores do
@@ -122,7 +122,7 @@ class TrainConfig:
     scheduler: dict[str, Any] = field(default_factory=lambda: {"strategy": "adaptive"})
     warmup: Warmup = field(default_factory=Warmup)
     grpo: Grpo = field(default_factory=Grpo)
-    heldout: HeldOut = field(default_factory=HeldOut)
+    heldout: HeldOutConfig = field(default_factory=HeldOutConfig)
     controls: Controls = field(default_factory=Controls)
 
 
@@ -131,7 +131,7 @@ RETIRED = {
     ("Warmup", "seconds"): "warmup.steps (with warmup.max_seconds as a guard)",
     ("Grpo", "seconds"): "grpo.steps (with grpo.max_seconds as a guard)",
     ("Grpo", "max_steps"): "grpo.steps",
-    ("HeldOut", "every_s"): "heldout.every_steps",
+    ("HeldOutConfig", "every_s"): "heldout.every_steps",
 }
 
 
