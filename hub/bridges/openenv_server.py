@@ -59,7 +59,7 @@ class ProtocolError(Exception):
         self.code = code
 
 
-class Session:
+class OpenEnvSession:
     """One WebSocket connection: at most one open episode of the service."""
 
     def __init__(self, service: Any):
@@ -137,7 +137,7 @@ def mount(app: Any, service: Any) -> None:
 
     async def websocket(ws: WebSocket) -> None:
         await ws.accept()
-        await serve_session(ws, Session(service), service.config.episode_ttl_s)
+        await serve_session(ws, OpenEnvSession(service), service.config.episode_ttl_s)
 
     async def schema(_: Any) -> Any:
         return JSONResponse({"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA,
@@ -156,7 +156,7 @@ def mount(app: Any, service: Any) -> None:
     app.router.add_route("/metadata", metadata, methods=["GET"])
 
 
-async def serve_session(ws: Any, session: Session, idle_s: float) -> None:
+async def serve_session(ws: Any, session: OpenEnvSession, idle_s: float) -> None:
     """Answer one connection's messages until it closes or sends nothing whole for ``idle_s``;
     its episode is dropped at the end."""
     from starlette.websockets import WebSocketDisconnect
@@ -192,7 +192,7 @@ async def _next_message(ws: Any, idle_s: float) -> str | None:
     return text if text is not None else (message.get("bytes") or b"").decode("utf-8", "replace")
 
 
-async def _answer(session: Session, raw: str) -> str | None:
+async def _answer(session: OpenEnvSession, raw: str) -> str | None:
     from rlhub.hub.server.protocol import ApiError
 
     try:

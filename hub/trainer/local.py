@@ -65,12 +65,12 @@ class LocalTrainer:
                                "another --out")
         with warnings.catch_warnings():
             _quiet_known_warnings()
-            from rlhub.hub.trainer.session import Session
+            from rlhub.hub.trainer.session import TrainingRun
             from transformers.utils import logging as hf_logging
 
             hf_logging.set_verbosity_error()
 
-            session = Session(self, self.cfg)
+            session = TrainingRun(self, self.cfg)
             try:
                 return session.run()
             finally:

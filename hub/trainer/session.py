@@ -1,6 +1,6 @@
 """One run of the local trainer: the objects a run holds and the order of its phases.
 
-See :mod:`rlhub.hub.trainer.local` for the phases and outputs. :class:`Session` builds the
+See :mod:`rlhub.hub.trainer.local` for the phases and outputs. :class:`TrainingRun` builds the
 registry, scheduler, store, monitor, event log, model and held-out set; :class:`StepHooks` is the
 ``TrainerCallback`` that runs the hub's side of every GRPO step (controls, logs, store, in-run
 evaluation, the time guard).
@@ -28,7 +28,7 @@ from transformers import PrinterCallback, TrainerCallback
 POLICY = "builtin:tiny"
 
 
-class Session:
+class TrainingRun:
     """Everything one run holds; :meth:`run` executes the phases and returns the summary."""
 
     def __init__(self, owner: Any, cfg: TrainConfig):
@@ -240,7 +240,7 @@ class Session:
         self.monitor.close()
 
 
-def observe_heldout(s: Session, result: HeldOutResult, label: str, step: int) -> None:
+def observe_heldout(s: TrainingRun, result: HeldOutResult, label: str, step: int) -> None:
     """Held-out scores to the scheduler, TensorBoard and ``heldout_curve.jsonl``, over the
     samples the model earned.
 
@@ -265,7 +265,7 @@ def _mean(value: float | None) -> str:
 class StepHooks(TrainerCallback):
     """The hub's side of every GRPO step (see the module docstring)."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: TrainingRun):
         self.s = session
         self.trainer: HubGRPOTrainer | None = None
         self.steps = 0

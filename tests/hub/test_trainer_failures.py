@@ -36,7 +36,7 @@ def registry():
 
 def _session(registry, tmp_path, domain, retries):
     from rlhub.hub.trainer.local import LocalTrainer
-    from rlhub.hub.trainer.session import Session
+    from rlhub.hub.trainer.session import TrainingRun
 
     config = {"strategy": "static", "domains": {domain: 1.0},
               "train": {"scheduler": {"strategy": "static"},
@@ -44,7 +44,7 @@ def _session(registry, tmp_path, domain, retries):
                                  "retry_backoff_s": 0.0, "max_completion_tokens": 8},
                         "heldout": {"items": 2, "samples": 1}}}
     owner = LocalTrainer(config, tmp_path / "run", registry=registry)
-    return Session(owner, owner.cfg)
+    return TrainingRun(owner, owner.cfg)
 
 
 def _batch(session, outage_checks):

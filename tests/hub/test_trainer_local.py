@@ -334,7 +334,7 @@ def test_a_locked_run_keeps_the_lock_hash_out_of_the_mixture_and_on_every_trajec
     import warnings
 
     from rlhub.hub.trainer.local import _quiet_known_warnings, make_local_trainer
-    from rlhub.hub.trainer.session import Session
+    from rlhub.hub.trainer.session import TrainingRun
 
     trainer = make_local_trainer({"domains": {TINY[0]: 1.0}, "out": str(tmp_path / "run"),
                                   "lock_hash": "abc123", "locked": "rlhub.lock",
@@ -344,5 +344,5 @@ def test_a_locked_run_keeps_the_lock_hash_out_of_the_mixture_and_on_every_trajec
     rlhub.Scheduler.from_config(trainer.mixture, rlhub.registry())  # a valid mixture
     with warnings.catch_warnings():
         _quiet_known_warnings()
-        grpo, _ = Session(trainer, trainer.cfg)._build_grpo()
+        grpo, _ = TrainingRun(trainer, trainer.cfg)._build_grpo()
     assert grpo.recorder.provenance[TINY[0]]["lock_hash"] == "abc123"

@@ -50,7 +50,7 @@ def ws_url(url: str) -> str:
     return f"{base}/ws"
 
 
-class Session:
+class OpenEnvClient:
     """One connection to an OpenEnv server; close it (or use ``with``) when the episode ends."""
 
     def __init__(self, url: str):
@@ -64,7 +64,7 @@ class Session:
             raise SandboxError(f"OpenEnv server {self.url} is unreachable: "
                                f"{type(exc).__name__}: {exc}") from exc
 
-    def __enter__(self) -> Session:
+    def __enter__(self) -> OpenEnvClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:

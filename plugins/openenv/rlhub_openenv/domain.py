@@ -20,7 +20,7 @@ from typing import Any
 
 from rlhub import Domain, Episode, LabelError, Manifest, StepResult, Task, Verdict, task_id
 
-from rlhub_openenv.client import ActionRejected, Result, Session
+from rlhub_openenv.client import ActionRejected, OpenEnvClient, Result
 
 
 def make(manifest: Manifest) -> OpenEnvDomain:
@@ -56,8 +56,8 @@ class OpenEnvDomain(Domain):
             self._url = start_image(self.params["image"])
         return self._url
 
-    def session(self) -> Session:
-        return Session(self.url)
+    def session(self) -> OpenEnvClient:
+        return OpenEnvClient(self.url)
 
     def task(self, split: str, seed: int, index: int) -> Task:
         self._check_split(split)
