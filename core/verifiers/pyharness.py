@@ -326,7 +326,7 @@ class TestsError(Exception):
     """The task's own test code is broken: not the candidate's fault."""
 
 
-class Channel:
+class CandidateChannel:
     """The parent's end of the pipes to the child; broken for good after a failed exchange."""
 
     def __init__(self, req_w, resp_r, timeout_s):
@@ -626,7 +626,7 @@ def main():
     job = json.loads(sys.stdin.read())
     scrub_stdin()
     try:
-        verdict = judge(job, Channel(req_w, resp_r, float(job.get("call_timeout_s", 10))))
+        verdict = judge(job, CandidateChannel(req_w, resp_r, float(job.get("call_timeout_s", 10))))
     finally:
         try:
             os.kill(pid, signal.SIGKILL)

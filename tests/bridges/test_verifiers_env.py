@@ -111,7 +111,7 @@ def test_a_fault_that_is_not_the_models_fails_the_episode_instead_of_scoring_zer
     """Played harness-free through rlhub-verifiers' stand-in agents (no model needed)."""
     from rlhub.hub.bridges.verifiers_env import load_environment
     from rlhub_verifiers import aio
-    from rlhub_verifiers.episode import Channel, bridged_env_class
+    from rlhub_verifiers.episode import TurnChannel, bridged_env_class
 
     monkeypatch.delenv("RLHUB_JUDGE_URL", raising=False)
     monkeypatch.delenv("RLHUB_JUDGE_MODEL", raising=False)
@@ -119,7 +119,7 @@ def test_a_fault_that_is_not_the_models_fails_the_episode_instead_of_scoring_zer
     path.write_text(json.dumps({"strategy": "uniform", "domains": {"judged/explain-v1": {}}}))
     env = load_environment(mixture=str(path), n=1)
     played = bridged_env_class(type(env))(env.config)
-    channel = Channel(aio.loop())
+    channel = TurnChannel(aio.loop())
     future = aio.submit(played.run_episode(next(iter(played.taskset)), channel))
     channel.give("An explanation.", final=True)
     episode = future.result(timeout=120)
@@ -135,7 +135,7 @@ def test_a_swe_agent_episode_plays_through_the_verifiers_export(tmp_path):
     from rlhub.hub.bridges.verifiers_env import load_environment
     from rlhub.sandbox import leases
     from rlhub_verifiers import aio
-    from rlhub_verifiers.episode import Channel, bridged_env_class
+    from rlhub_verifiers.episode import TurnChannel, bridged_env_class
 
     path = tmp_path / "swe.json"
     path.write_text(json.dumps({"strategy": "uniform",
@@ -145,7 +145,7 @@ def test_a_swe_agent_episode_plays_through_the_verifiers_export(tmp_path):
     task = next(iter(played.taskset))
     data = task.data
     gold = rlhub.registry().get(data.domain).task(data.split, data.seed, data.index).gold
-    channel = Channel(aio.loop())
+    channel = TurnChannel(aio.loop())
     future = aio.submit(played.run_episode(task, channel))
     channel.give('<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>', final=False)
     kind, observation = channel.next_event(timeout=300)  # the tool's result, the next turn

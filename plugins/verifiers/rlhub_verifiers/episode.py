@@ -4,8 +4,8 @@ verifiers runs an episode as ``Env.run(task, agents)``: the env's code drives it
 (``agents.agent.run(task)``, or ``agents.player.interaction(task)`` and ``turn(message)`` for a
 game or a simulated user), and each agent asks a model through a harness program. The bridge
 keeps the env's code and replaces the agents: a :class:`BridgedAgent` records the same
-``Trace`` (messages, rewards, stop condition) but takes each reply from a :class:`Channel`, which
-the rlhub side feeds one completion per ``Episode.step``. The episode runs on the bridge loop
+``Trace`` (messages, rewards, stop condition) but takes each reply from a :class:`TurnChannel`,
+which the rlhub side feeds one completion per ``Episode.step``. The episode runs on the bridge loop
 (:mod:`rlhub_verifiers.aio`); scoring is the task's own ``@vf.reward`` functions
 (``Task.score``) and the env's ``finalize``, exactly as verifiers runs them.
 """
@@ -29,7 +29,7 @@ from rlhub_verifiers import tools
 IDLE_TIMEOUT_S = 600.0
 
 
-class Channel:
+class TurnChannel:
     """Completions from the rlhub side in, observations out; one per episode.
 
     The env side calls :meth:`reply`; the first call takes the reply to the task's prompt, each
@@ -98,7 +98,7 @@ class BridgedAgent:
     """Stands in for a verifiers ``Agent``: same ``run``/``interaction`` surface, replies from
     the channel, tool calls run in-process (:mod:`rlhub_verifiers.tools`)."""
 
-    def __init__(self, name: str, channel: Channel, completed: list[Any]):
+    def __init__(self, name: str, channel: TurnChannel, completed: list[Any]):
         self.name = name
         self.channel = channel
         self.completed = completed
@@ -187,7 +187,7 @@ def _task_tools(task: Any) -> dict[str, tools.ToolSpec]:
 def bridged_env_class(env_cls: type) -> type:
     """``env_cls`` whose episodes get :class:`BridgedAgent` seats fed by the ``ctx`` channel."""
 
-    def _episode_agents(self: Any, ctx: Channel, completed: list[Any], on_trace: Any,
+    def _episode_agents(self: Any, ctx: TurnChannel, completed: list[Any], on_trace: Any,
                         on_discard: Any) -> Any:
         return vf.Agents(self.config, lambda name, _spec: BridgedAgent(name, ctx, completed))
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rlhub_verifiers import aio
-from rlhub_verifiers.episode import Channel, bridged_env_class, rewards
+from rlhub_verifiers.episode import TurnChannel, bridged_env_class, rewards
 
 MAX_TASKS = 100_000
 
@@ -54,14 +54,14 @@ class Source:
 
         return sorted(agent_config_fields(self.config))
 
-    def start(self, task: Any) -> tuple[Channel, Any]:
+    def start(self, task: Any) -> tuple[TurnChannel, Any]:
         """Begin an episode of ``task``: its channel and the future of its verifiers Episode."""
-        channel = Channel(aio.loop())  # its asyncio queue binds to the loop on first use
+        channel = TurnChannel(aio.loop())  # its asyncio queue binds to the loop on first use
         future = aio.submit(self._play(task, channel))
         future.add_done_callback(lambda f: channel.events.put(("done", f)))
         return channel, future
 
-    async def _play(self, task: Any, channel: Channel) -> Any:
+    async def _play(self, task: Any, channel: TurnChannel) -> Any:
         return await self.env.run_episode(task, channel)
 
 
