@@ -4,7 +4,7 @@ Each ``check_*`` function takes a domain object and returns a list of problems (
 passes); :func:`check_domain` runs them all and :func:`assert_domain_ok` raises ``AssertionError``
 listing every problem. :func:`inspect_domain` returns the same problems with what each integrity
 probe class found (:mod:`rlhub.testing.probes`): ``rlhub check --json`` prints it. ``rlhub check``
-and the bundled pytest plugin (fixtures ``rlhub_hub`` and ``rlhub_sandbox``) use the same
+and the bundled pytest plugin (fixtures ``rlhub_registry`` and ``rlhub_sandbox``) use the same
 functions. Problem messages are stable; tests match them exactly.
 """
 

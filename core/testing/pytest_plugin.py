@@ -1,11 +1,11 @@
 """pytest plugin shipped with rlhub (entry point ``pytest11``): fixtures for plugin authors.
 
-* ``rlhub_hub(plugins=[...], domain_files=[...], sandbox=...)`` builds an isolated registry (no
-  autoloaded plugins unless ``autoload=True``) for the test to pass to what it tests; its sandbox
-  backends stop after the test.
+* ``rlhub_registry(plugins=[...], domain_files=[...], sandbox=...)`` builds an isolated registry
+  (no autoloaded plugins unless ``autoload=True``) for the test to pass to what it tests; its
+  sandbox backends stop after the test.
 * ``rlhub_sandbox(handler)`` makes a sandbox double whose ``run`` calls ``handler(request)`` and
-  returns its ExecResult; pass it as a registry's default backend (``rlhub_hub(sandbox=double)``),
-  the way httpx takes a ``MockTransport``.
+  returns its ExecResult; pass it as a registry's default backend
+  (``rlhub_registry(sandbox=double)``), the way httpx takes a ``MockTransport``.
 * ``RLHUB_REQUIRE`` turns skips into failures: ``all`` fails every skipped test (CI, where a
   missing Docker engine, Ray, OpenRLHF, chromium or moto must not pass as "skipped"), a
   comma-separated list of words fails the skips whose reason names one (``docker,chromium``).
@@ -73,7 +73,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture
-def rlhub_hub() -> Iterator[Callable[..., Any]]:
+def rlhub_registry() -> Iterator[Callable[..., Any]]:
     from rlhub.plugins import Registry
 
     made: list[Registry] = []

@@ -15,8 +15,8 @@ KEY = b"0123456789abcdef0123456789abcdef"
 
 
 @pytest.fixture
-def reg(rlhub_hub):
-    return rlhub_hub(plugins=[toyplug])
+def reg(rlhub_registry):
+    return rlhub_registry(plugins=[toyplug])
 
 
 @pytest.fixture
@@ -81,12 +81,12 @@ def test_an_unsigned_label_without_coordinates_cannot_be_rederived(reg, gate):
         "so the task cannot be re-derived")
 
 
-def test_a_stochastic_domains_labels_must_be_signed(rlhub_hub):
+def test_a_stochastic_domains_labels_must_be_signed(rlhub_registry):
     plugin = types.ModuleType("dice")
     plugin.PLUGIN_NAME = "dice"
     plugin.rlhub_domains = hookimpl(lambda: [{
         **toyplug.manifest("rolls", determinism="stochastic"), "id": "dice/rolls-v1"}])
-    reg = rlhub_hub(plugins=[plugin])
+    reg = rlhub_registry(plugins=[plugin])
     task = reg.get("dice/rolls-v1").task("train", 0, 0)
     gate = LabelGate(reg, key=KEY)
     assert "is stochastic" in refused(gate, make_label(task))

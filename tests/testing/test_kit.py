@@ -12,8 +12,8 @@ from rlhub.testing import assert_domain_ok, bad_inputs, check_domain
 
 
 @pytest.fixture
-def reg(rlhub_hub):
-    return rlhub_hub(plugins=[toyplug, brokenplug])
+def reg(rlhub_registry):
+    return rlhub_registry(plugins=[toyplug, brokenplug])
 
 
 def first_task(reg, domain_id):

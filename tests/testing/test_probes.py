@@ -17,8 +17,8 @@ from rlhub.testing.probes_template import template_probes
 
 
 @pytest.fixture
-def reg(rlhub_hub):
-    return rlhub_hub(plugins=[toyplug, brokenplug])
+def reg(rlhub_registry):
+    return rlhub_registry(plugins=[toyplug, brokenplug])
 
 
 def report(reg, domain_id):

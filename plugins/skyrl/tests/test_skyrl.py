@@ -40,13 +40,13 @@ reward:
 
 
 @pytest.fixture
-def gsm_domain(tmp_path, rlhub_hub):
+def gsm_domain(tmp_path, rlhub_registry):
     rows = [{**row, "gold": f"Adding up... #### {row['answer']}"} for row in ROWS]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "gsm.yaml").write_text(DOMAIN_FILE)
     import rlhub_skyrl.plugin
 
-    reg = rlhub_hub(plugins=[rlhub_skyrl.plugin], domain_files=[tmp_path / "gsm.yaml"])
+    reg = rlhub_registry(plugins=[rlhub_skyrl.plugin], domain_files=[tmp_path / "gsm.yaml"])
     return reg.get("mygsm/skyrl-gsm8k-v1")
 
 
