@@ -1,14 +1,14 @@
 """``rlhub train CONFIG --backend openrlhf``: the ``ray job submit`` command for OpenRLHF 0.11.2.
 
 A training config (YAML; see ``examples/openrlhf.yaml``) names a mixture, a model, how OpenRLHF
-reaches the hub, and OpenRLHF flags. :func:`build_command` turns it into::
+reaches the server, and OpenRLHF flags. :func:`build_command` turns it into::
 
     ray job submit --address ADDR --runtime-env-json '{"env_vars": {...}}' \\
       -- python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path M \\
       --data.prompt_dataset PROMPTS.jsonl --data.input_key prompt --data.label_key label \\
       --data.apply_chat_template --rollout.n_samples_per_prompt 8 \\
       --algo.advantage.estimator group_norm [--algo.dynamic_filtering_enable ...] \\
-      --reward.remote_url http://HUB/get_reward        # mode: reward (single turn)
+      --reward.remote_url http://SERVER/get_reward       # mode: reward (single turn)
       --train.agent_func_path .../hub/openrlhf/agent.py   # mode: agent (multi-turn, online mixture)
       [every flag of the config's ``openrlhf:`` mapping]
 
@@ -17,7 +17,7 @@ parse). The prompt dataset is written by :mod:`rlhub.hub.openrlhf.export` with e
 role ``train``) and the eval dataset from the held-out split (role ``eval``: played as written,
 never observed by the scheduler). The group size has one source: the config's
 ``n_samples_per_prompt``, or ``rollout.n_samples_per_prompt`` under ``openrlhf:``; giving both
-with different values is refused. Before submitting to a running hub (``server.url``) the hub is
+with different values is refused. Before submitting to a running server (``server.url``) it is
 checked: it answers, speaks what the agent needs, has a scheduler when the agent is to schedule,
 and serves every domain of the mixture.
 :class:`OpenRLHFTrainer` is what the ``rlhub_make_trainer`` hook returns for this backend.
@@ -237,7 +237,7 @@ class OpenRLHFTrainer:
     """``rlhub train --backend openrlhf``: export the prompts, then print or submit the job.
 
     Without ``submit`` it writes the dataset(s) into ``out`` and returns the commands: the
-    ``rlhub serve`` to start (unless ``server.url`` names a running hub) and the ``ray job
+    ``rlhub serve`` to start (unless ``server.url`` names a running server) and the ``ray job
     submit``. With ``submit`` it starts the server (or checks the configured one answers), runs
     the job to completion, and stops the server it started.
     """
@@ -327,7 +327,7 @@ class OpenRLHFTrainer:
 
 
 def check_server(url: str, config: dict[str, Any], domains: list[str]) -> None:
-    """Refuse to submit against a hub that cannot serve this job (see the module docstring)."""
+    """Refuse to submit against a server that cannot serve this job (see the module docstring)."""
     from rlhub.hub.openrlhf.client import ServerMisconfigured, check_health
 
     try:
