@@ -61,9 +61,11 @@ def canonical(value: Any, *, parsed: bool = False) -> bytes:
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def sign(domain: str, task: dict[str, Any], key: bytes) -> str:
-    """The signature of a (domain, task dict) pair under ``key``."""
-    digest = hmac.new(key, canonical({"domain": domain, "task": task}), hashlib.sha256)
+def sign(domain: str, task: dict[str, Any], key: bytes, *, parsed: bool = False) -> str:
+    """The signature of a (domain, task dict) pair under ``key`` (``parsed``: see
+    :func:`canonical`)."""
+    digest = hmac.new(key, canonical({"domain": domain, "task": task}, parsed=parsed),
+                      hashlib.sha256)
     return SIG_PREFIX + digest.hexdigest()
 
 
@@ -181,10 +183,11 @@ class LabelGate:
         try:
             domain, task, at, sig = parse(label)
             manifest = self.admit(domain)
+            parsed = isinstance(label, str)  # its task is as JSON gives it: see canonical()
             if sig is not None:
-                return self._signed(domain, task, sig), manifest
+                return self._signed(domain, task, sig, parsed=parsed), manifest
             return self._regenerated(manifest, task, at or at_from_id(task),
-                                     parsed=isinstance(label, str)), manifest
+                                     parsed=parsed), manifest
         except (RecursionError, ValueError, TypeError) as exc:
             raise LabelError(f"label: not a well-formed task ({type(exc).__name__}: "
                              f"{str(exc)[:200]})") from None
@@ -201,18 +204,18 @@ class LabelGate:
         except ManifestError as exc:
             raise LabelError(f"label: domain {domain!r} cannot be used: {exc}") from None
 
-    def _signed(self, domain: str, task: Task, sig: str) -> Task:
+    def _signed(self, domain: str, task: Task, sig: str, *, parsed: bool) -> Task:
         if self.key is None:
             raise LabelError("label: signed, but this server holds no label key to check it "
                              f"(set {KEY_ENV} or --label-key-file)")
-        if not hmac.compare_digest(sig, sign(domain, task.to_dict(), self.key)):
+        if not hmac.compare_digest(sig, sign(domain, task.to_dict(), self.key, parsed=parsed)):
             raise LabelError("label: forged: the signature does not match the label's task")
         return task
 
     def _regenerated(self, manifest: Manifest, task: Task, at: At | None, *,
                      parsed: bool) -> Task:
         """``task`` when it equals the one its domain generates at ``at``, else
-        :class:`LabelError` (``parsed``: the label was JSON text, see :func:`canonical`)."""
+        :class:`LabelError`."""
         domain = manifest.id
         if at is None:
             raise LabelError("label: unsigned and without coordinates ('at' or a "

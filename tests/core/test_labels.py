@@ -90,6 +90,15 @@ def test_a_signature_covers_the_task_as_it_looks_after_json(reg):
 def test_a_value_parsed_from_json_has_the_same_canonical_bytes_without_the_round_trip(value):
     parsed = json.loads(json.dumps(value))
     assert canonical(parsed, parsed=True) == canonical(parsed) == canonical(value)
+    assert sign("d", parsed, KEY, parsed=True) == sign("d", value, KEY)
+
+
+def test_a_label_sent_as_json_text_is_checked_as_strictly_as_an_object(reg, gate):
+    task = genuine(reg, 2)
+    for label in (make_label(task, key=KEY), make_label(task)):
+        assert gate.open(json.dumps(label)) == task
+        label["task"]["answer"] = "x"
+        assert "forged" in refused(gate, json.dumps(label))
 
 
 def test_an_unsigned_label_without_coordinates_cannot_be_rederived(reg, gate):
