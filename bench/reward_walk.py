@@ -8,7 +8,8 @@ of the domain's plugin, and each call of a serialiser (``json.dumps``/``loads``,
 ``dataclasses.asdict``, a ``to_dict``/``from_dict``) made from rlhub's code, outside another
 serialiser. A warm-up request runs
 first, so imports and caches are not counted. The figure is a count, not a time: it does not
-depend on the machine's load. Issue 24 quotes it before and after its refactor.
+depend on the machine's load. Issue 24 quotes it before and after its typed-values refactor: the
+result keeps :data:`BEFORE` beside the figures measured now.
 """
 
 from __future__ import annotations
@@ -30,6 +31,24 @@ PLUGINS = str(ROOT / "plugins") + "/"
 SERIALISERS = {"dumps", "loads", "asdict", "to_dict", "from_dict"}
 DOMAIN = "math/arithmetic-l1-v2"
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
+
+#: The walk before issue 24's typed-values refactor: this bench run at commit 6bacc6e (its results
+#: file there still held the first count, 74 functions and 127 calls in 15 files with 15
+#: serialisations, made at 90961fe before the server's body limits and routing were merged).
+BEFORE: dict[str, Any] = {
+    "commit": "6bacc6e", "domain": DOMAIN,
+    "rlhub": {"functions": 79, "files": 15, "calls": 134},
+    "plugin": {"functions": 6, "files": 2, "calls": 6},
+    "serialisations": 15,
+    "serialised": {
+        "Score.to_dict from verify_task": 1, "Task.from_dict from LabelGate._regenerated": 1,
+        "Task.from_dict from _task": 1, "Task.from_dict from verify_task": 1,
+        "Task.to_dict from LabelGate._regenerated": 1,
+        "Task.to_dict from RewardService._verify_once": 1, "dumps from _handle": 1,
+        "dumps from canonical": 2, "dumps from jsonable": 1,
+        "loads from LabelGate._regenerated": 1, "loads from canonical": 1,
+        "loads from jsonable": 1, "loads from parse": 1, "loads from parse_json_object": 1},
+}
 
 
 class Walk:
@@ -86,18 +105,23 @@ def main() -> None:
     result = {"bench": "reward_walk", "domain": DOMAIN, "reward": reward,
               "rlhub": walk.of(OURS), "plugin": walk.of(PLUGINS),
               "serialisations": sum(walk.serialised.values()),
-              "serialised": dict(sorted(walk.serialised.items()))}
-    emit(result, table(result), "A count of one traced request, not a time: the 'before' figure "
-         "of issue 24's typed-values refactor.")
+              "serialised": dict(sorted(walk.serialised.items())), "before": BEFORE}
+    emit(result, table(result), "A count of one traced request, not a time, after issue 24's "
+         f"typed-values refactor; 'before' is the same count at commit {BEFORE['commit']}.")
+
+
+def walked(counts: dict[str, int]) -> str:
+    return f"{counts['functions']} functions in {counts['files']} files ({counts['calls']} calls)"
 
 
 def table(r: dict[str, Any]) -> list[Row]:
-    ours = r["rlhub"]
+    before = r["before"]
     return [(f"one `/get_reward` sample ({r['domain']}, in process): rlhub functions crossed",
-             f"{ours['functions']} functions in {ours['files']} files ({ours['calls']} calls)",
-             f"the domain's own code: {r['plugin']['functions']} functions"),
+             walked(r["rlhub"]), f"before ({before['commit']}): {walked(before['rlhub'])}; the "
+             f"domain's own code: {r['plugin']['functions']} functions"),
             ("serialisations of the task and verdict between the socket and the verifier",
-             str(r["serialisations"]), "bytes must leave the process only at HTTP")]
+             str(r["serialisations"]), f"before: {before['serialisations']}; bytes must leave "
+             "the process only at HTTP")]
 
 
 if __name__ == "__main__":

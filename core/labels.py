@@ -11,7 +11,7 @@ only what it can re-derive or has signed:
   them), else it is forged;
 * an unsigned label is regenerated: the domain's task at the label's coordinates (``at``, or
   the ``domain:split:seed:index`` task id the domain gave it) must equal the label's task,
-  field for field, else it is forged; the regenerated task is the one verified. A stochastic
+  field for field (their canonical JSON bytes are compared), else it is forged. A stochastic
   domain cannot be regenerated, so its labels must be signed;
 * a label for a domain outside the served set is refused.
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlhub.errors import DomainNotFound, LabelError, ManifestError
+from rlhub.manifest import Manifest
 from rlhub.task import Task
 
 SIG_PREFIX = "hmac-sha256:"
@@ -50,15 +51,21 @@ class At:
         return {"split": self.split, "seed": self.seed, "index": self.index}
 
 
-def canonical(value: Any) -> bytes:
-    """Sorted-key compact JSON of ``value`` as it looks after a trip through JSON."""
-    plain = json.loads(json.dumps(value, default=str))
+def canonical(value: Any, *, parsed: bool = False) -> bytes:
+    """Sorted-key compact JSON of ``value`` as it looks after a trip through JSON.
+
+    ``parsed``: ``value`` is what JSON parsing gave (a label sent as text), so the trip would
+    give it back unchanged and is skipped.
+    """
+    plain = value if parsed else json.loads(json.dumps(value, default=str))
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def sign(domain: str, task: dict[str, Any], key: bytes) -> str:
-    """The signature of a (domain, task dict) pair under ``key``."""
-    digest = hmac.new(key, canonical({"domain": domain, "task": task}), hashlib.sha256)
+def sign(domain: str, task: dict[str, Any], key: bytes, *, parsed: bool = False) -> str:
+    """The signature of a (domain, task dict) pair under ``key`` (``parsed``: see
+    :func:`canonical`)."""
+    digest = hmac.new(key, canonical({"domain": domain, "task": task}, parsed=parsed),
+                      hashlib.sha256)
     return SIG_PREFIX + digest.hexdigest()
 
 
@@ -169,54 +176,68 @@ class LabelGate:
 
     def open(self, label: Any) -> Task:
         """The task to verify for ``label``; raises :class:`LabelError` when it is refused."""
+        return self.admitted(label)[0]
+
+    def admitted(self, label: Any) -> tuple[Task, Manifest]:
+        """:meth:`open`'s task and its domain's manifest (looked up once, here)."""
         try:
             domain, task, at, sig = parse(label)
-            self.admit(domain)
+            manifest = self.admit(domain)
+            parsed = isinstance(label, str)  # its task is as JSON gives it: see canonical()
             if sig is not None:
-                return self._signed(domain, task, sig)
-            return self._regenerated(domain, task, at or at_from_id(task))
+                return self._signed(domain, task, sig, parsed=parsed), manifest
+            return self._regenerated(manifest, task, at or at_from_id(task),
+                                     parsed=parsed), manifest
         except (RecursionError, ValueError, TypeError) as exc:
             raise LabelError(f"label: not a well-formed task ({type(exc).__name__}: "
                              f"{str(exc)[:200]})") from None
 
-    def admit(self, domain: str) -> None:
-        """Refuse a domain that is not registered or not served."""
+    def admit(self, domain: str) -> Manifest:
+        """The manifest of ``domain``; refuse a domain that is not registered or not served."""
         if self.domains is not None and domain not in self.domains:
             raise LabelError(f"label: domain {domain!r} is not served here ({len(self.domains)} "
                              "domains are); the operator can add it with --allow-domain")
         try:
-            self.registry.manifest(domain)
+            return self.registry.manifest(domain)
         except DomainNotFound:
             raise LabelError(f"label: unknown domain {domain!r}") from None
         except ManifestError as exc:
             raise LabelError(f"label: domain {domain!r} cannot be used: {exc}") from None
 
-    def _signed(self, domain: str, task: Task, sig: str) -> Task:
+    def _signed(self, domain: str, task: Task, sig: str, *, parsed: bool) -> Task:
         if self.key is None:
             raise LabelError("label: signed, but this server holds no label key to check it "
                              f"(set {KEY_ENV} or --label-key-file)")
-        if not hmac.compare_digest(sig, sign(domain, task.to_dict(), self.key)):
+        if not hmac.compare_digest(sig, sign(domain, task.to_dict(), self.key, parsed=parsed)):
             raise LabelError("label: forged: the signature does not match the label's task")
         return task
 
-    def _regenerated(self, domain: str, task: Task, at: At | None) -> Task:
+    def _regenerated(self, manifest: Manifest, task: Task, at: At | None, *,
+                     parsed: bool) -> Task:
+        """``task`` when it equals the one its domain generates at ``at``, else
+        :class:`LabelError`."""
+        domain = manifest.id
         if at is None:
             raise LabelError("label: unsigned and without coordinates ('at' or a "
                              "domain:split:seed:index task id), so the task cannot be re-derived")
-        if self.registry.manifest(domain).data["determinism"] != "seeded":
+        if manifest.data["determinism"] != "seeded":
             raise LabelError(f"label: domain {domain!r} is stochastic, so its tasks cannot be "
                              "re-derived; its labels must be signed (rlhub export "
                              "--label-key-file)")
-        digest, regenerated = self._regenerate(domain, at)
-        if digest != hashlib.sha256(canonical(task.to_dict())).hexdigest():
+        if self._regenerate(domain, at) != _digest(task, parsed=parsed):
             raise LabelError(f"label: forged: the task differs from the one {domain} generates at "
                              f"(split {at.split!r}, seed {at.seed}, index {at.index})")
-        return Task.from_dict(json.loads(regenerated))
+        return task
 
-    def _regenerate_uncached(self, domain: str, at: At) -> tuple[str, bytes]:
+    def _regenerate_uncached(self, domain: str, at: At) -> str:
+        """The digest of the canonical JSON of ``domain``'s task at ``at``."""
         try:
             task = self.registry.get(domain).task(at.split, at.seed, at.index)
         except (ValueError, IndexError, KeyError) as exc:
             raise LabelError(f"label: {domain} has no task at {at.to_dict()}: {exc}") from None
-        blob = canonical(task.to_dict())
-        return hashlib.sha256(blob).hexdigest(), blob
+        return _digest(task)
+
+
+def _digest(task: Task, *, parsed: bool = False) -> str:
+    """The sha256 of ``task``'s canonical JSON (``parsed``: see :func:`canonical`)."""
+    return hashlib.sha256(canonical(task.to_dict(), parsed=parsed)).hexdigest()

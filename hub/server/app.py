@@ -239,10 +239,9 @@ class RewardService:
 
     async def reward_one(self, query: Any, prompt: Any, label: Any) -> Outcome:
         try:
-            task = await asyncio.to_thread(self.labels.open, label)
+            task, manifest = await asyncio.to_thread(self.labels.admitted, label)
         except LabelError as exc:
             return self._refused(label, exc)
-        manifest = self.registry.manifest(task.domain)
         sample = decode_response(query, prompt, task.domain, task, self.config.strip_tokens)
         if sample.problem:
             kind = "prompt_mismatch" if sample.prompt_mismatch else "label"
@@ -300,7 +299,7 @@ class RewardService:
             if failure not in RETRYABLE or overran or attempt == self.config.infra_retries:
                 break
             self.metrics.retries.labels(manifest.id, failure).inc()
-        outcome.logs["retries"] = float(attempt)
+        outcome.retries = attempt
         return outcome
 
     async def _verify_once(self, manifest: Any, task: Task, completion: str
@@ -310,8 +309,8 @@ class RewardService:
         timeout = manifest.verify_deadline_s
         assert self.pool is not None
         try:
-            result = await asyncio.wait_for(
-                self.pool.verify(manifest.id, task.to_dict(), completion), timeout)
+            verified = await asyncio.wait_for(self.pool.verify(manifest.id, task, completion),
+                                              timeout)
         except TimeoutError:
             self.metrics.errors.labels(manifest.id, "timeout").inc()
             return Outcome.failure(lo, f"verification did not finish within {timeout:g} s",
@@ -319,10 +318,9 @@ class RewardService:
         except Exception as exc:  # noqa: BLE001 - a failed verifier is a 0 reward, not a 500
             self.metrics.errors.labels(manifest.id, "verifier").inc()
             return Outcome.failure(lo, f"{type(exc).__name__}: {exc}", of_exception(exc)), False
-        if result["score"].get("error"):
+        if verified.score.error:
             self.metrics.errors.labels(manifest.id, "verifier").inc()
-        return outcome_from_score(result["score"], manifest.reward_range,
-                                  result["verify_ms"]), False
+        return outcome_from_score(verified.score, manifest.reward_range, verified.verify_ms), False
 
     # -- /v1 -------------------------------------------------------------------------------
 
@@ -395,9 +393,9 @@ class RewardService:
         outcome = await self._verify(manifest, task, completion)
         self.metrics.verified(manifest.id, outcome)
         return {"domain": manifest.id, "task_id": task.id, "reward": outcome.reward,
-                "score": outcome.score, "passed": bool(outcome.logs["passed"]),
+                "score": outcome.score, "passed": outcome.passed,
                 "error": outcome.error, "failure": outcome.failure_class,
-                "retries": int(outcome.logs["retries"]), "verify_ms": outcome.logs["verify_ms"]}
+                "retries": outcome.retries, "verify_ms": outcome.verify_ms}
 
     def _refused_item(self, item: dict[str, Any], exc: LabelError) -> dict[str, Any]:
         label = item.get("label", {"task": item.get("task")})
@@ -422,7 +420,7 @@ class RewardService:
         assert self.pool is not None
         entry = self.episodes.add(task.domain, None)
         try:
-            entry.ref = await self.pool.start(entry.id, task.domain, task.to_dict())
+            entry.ref = await self.pool.start(entry.id, task.domain, task)
         except Exception as exc:  # noqa: BLE001 - the domain's start() failed
             self.episodes.pop(entry.id)
             raise ApiError(500, f"{task.domain}: start() raised {type(exc).__name__}: {exc}") \

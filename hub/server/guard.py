@@ -34,6 +34,7 @@ from rlhub import labels
 from rlhub.errors import LabelError
 from rlhub.failures import of_exception
 from rlhub.hub.server.protocol import Outcome, outcome_from_score
+from rlhub.task import Score
 
 
 class RequestRefused(Exception):
@@ -134,10 +135,9 @@ async def isolated(work: Awaitable[Outcome], reward: float) -> Outcome:
 
 
 def refusal_score(reward_range: tuple[float, float], components: dict[str, Any],
-                  error: str) -> dict[str, Any]:
-    """The score dict of a refused label: the minimum, every component 0, class ``label``."""
-    return {"reward": reward_range[0], "components": dict.fromkeys(components, 0.0),
-            "passed": False, "feedback": "", "error": error, "exec": None, "failure": "label"}
+                  error: str) -> Score:
+    """The score of a refused label: the minimum, every component 0, class ``label``."""
+    return Score(reward_range[0], dict.fromkeys(components, 0.0), error=error, failure="label")
 
 
 def label_refused(manifest: Any | None, error: str) -> Outcome:

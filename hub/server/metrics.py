@@ -55,9 +55,9 @@ class Metrics:
 
     def verified(self, domain: str, outcome: Any) -> None:
         """Count one verified sample (``outcome`` is a :class:`~rlhub.hub.server.protocol.Outcome`)."""
-        if outcome.logs.get("error"):
+        if outcome.error is not None:
             label = "error"
         else:
-            label = "passed" if outcome.logs.get("passed") else "failed"
+            label = "passed" if outcome.passed else "failed"
         self.verifications.labels(domain, label).inc()
-        self.verify_seconds.labels(domain).observe(outcome.logs.get("verify_ms", 0.0) / 1e3)
+        self.verify_seconds.labels(domain).observe(outcome.verify_ms / 1e3)

@@ -14,7 +14,10 @@ Verification never runs on the server's event loop. Two pools implement one smal
   (retried on another if its actor dies); an episode stays on the actor that started it.
 
 Both run the same synchronous functions (:func:`verify_task`, :class:`EpisodeRunner`), so a domain
-behaves identically in either.
+behaves identically in either. The pools take a :class:`~rlhub.task.Task` and answer a
+:class:`Verified` (the :class:`~rlhub.task.Score` and its timing): the thread pool passes these
+objects as they are, and only the Ray pool turns them into plain data and back, because they
+cross processes.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rlhub.domain import close_episode
@@ -37,18 +41,32 @@ from rlhub.rollout import Turn, apply_step, final_reward
 from rlhub.task import Score, Task
 
 
-def verify_task(registry: Any, domain_id: str, task: dict[str, Any], completion: str
-                ) -> dict[str, Any]:
-    """Verify one completion: ``{"score": Score dict, "verify_ms": float}``.
+@dataclass(frozen=True)
+class Verified:
+    """One verification: the domain's score and how long it took."""
+
+    score: Score
+    verify_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for a Ray actor's answer (sandbox results may hold bytes or objects)."""
+        return {"score": jsonable(self.score.to_dict()), "verify_ms": self.verify_ms}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verified:
+        return cls(Score.from_dict(data["score"]), float(data["verify_ms"]))
+
+
+def verify_task(registry: Any, domain_id: str, task: Task, completion: str) -> Verified:
+    """Verify one completion of ``task`` with the domain ``domain_id``.
 
     Raises only when the domain cannot be found or built (``DomainNotFound``, ``PluginError``);
     ``Domain.verify`` itself never raises.
     """
     domain = registry.get(domain_id)
     started = time.perf_counter()
-    score = domain.verify(Task.from_dict(task), completion)
-    verify_ms = (time.perf_counter() - started) * 1e3
-    return {"score": jsonable(score.to_dict()), "verify_ms": verify_ms}
+    score = domain.verify(task, completion)
+    return Verified(score, (time.perf_counter() - started) * 1e3)
 
 
 def jsonable(value: Any) -> Any:
@@ -129,8 +147,8 @@ class EpisodeRunner:
                 "done": self.done, "info": info}
 
 
-def start_episode(registry: Any, domain_id: str, task: dict[str, Any]) -> EpisodeRunner:
-    return EpisodeRunner(registry.get(domain_id), Task.from_dict(task))
+def start_episode(registry: Any, domain_id: str, task: Task) -> EpisodeRunner:
+    return EpisodeRunner(registry.get(domain_id), task)
 
 
 class Pool(Protocol):
@@ -139,8 +157,8 @@ class Pool(Protocol):
     kind: str
     size: int
 
-    async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]: ...
-    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> Any: ...
+    async def verify(self, domain: str, task: Task, completion: str) -> Verified: ...
+    async def start(self, episode_id: str, domain: str, task: Task) -> Any: ...
     async def step(self, ref: Any, completion: str) -> dict[str, Any]: ...
     async def drop(self, ref: Any) -> None: ...
     def info(self) -> dict[str, Any]: ...
@@ -160,10 +178,10 @@ class ThreadPool:
     async def _call(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
-    async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
+    async def verify(self, domain: str, task: Task, completion: str) -> Verified:
         return await self._call(verify_task, self.registry, domain, task, completion)
 
-    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> EpisodeRunner:
+    async def start(self, episode_id: str, domain: str, task: Task) -> EpisodeRunner:
         return await self._call(start_episode, self.registry, domain, task)
 
     async def step(self, ref: EpisodeRunner, completion: str) -> dict[str, Any]:
@@ -182,6 +200,9 @@ class ThreadPool:
 class VerifierActor:
     """A Ray actor holding a registry and the episodes started on it (decorated lazily).
 
+    Tasks arrive as ``Task.to_dict()`` and verifications leave as ``Verified.to_dict()``: they
+    cross the process boundary as plain data.
+
     ``options`` are those the server's registry was built with (``Registry.options``), so the
     actor discovers the same domains."""
 
@@ -195,10 +216,10 @@ class VerifierActor:
         self.lock = threading.Lock()
 
     def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
-        return verify_task(self.registry, domain, task, completion)
+        return verify_task(self.registry, domain, Task.from_dict(task), completion).to_dict()
 
     def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> str:
-        runner = start_episode(self.registry, domain, task)
+        runner = start_episode(self.registry, domain, Task.from_dict(task))
         with self.lock:
             self.episodes[episode_id] = runner
             while len(self.episodes) > self.MAX_EPISODES:  # the server expires them first
@@ -401,12 +422,12 @@ class RayPool:
                                        f"this call: {type(exc).__name__}") from exc
         raise AssertionError("unreachable")
 
-    async def verify(self, domain: str, task: dict[str, Any], completion: str) -> dict[str, Any]:
-        return await self._retried("verify", domain, task, completion)
+    async def verify(self, domain: str, task: Task, completion: str) -> Verified:
+        return Verified.from_dict(await self._retried("verify", domain, task.to_dict(), completion))
 
-    async def start(self, episode_id: str, domain: str, task: dict[str, Any]) -> tuple[Slot, str]:
+    async def start(self, episode_id: str, domain: str, task: Task) -> tuple[Slot, str]:
         slot = await self._slot()
-        return slot, await self._on(slot, "start", episode_id, domain, task)
+        return slot, await self._on(slot, "start", episode_id, domain, task.to_dict())
 
     async def step(self, ref: tuple[Slot, str], completion: str) -> dict[str, Any]:
         from ray.exceptions import RayActorError

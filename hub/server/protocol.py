@@ -26,12 +26,12 @@ replay buffer raises when samples of one micro-batch carry different keys or non
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rlhub import errors, labels
 from rlhub.failures import FAILURES, is_trainable
-from rlhub.task import Task
+from rlhub.task import Score, Task
 
 #: Trailing special tokens removed from a response before verification (``--strip-token``).
 DEFAULT_STRIP_TOKENS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|end|>",
@@ -75,24 +75,34 @@ class Sample:
 
 @dataclass
 class Outcome:
-    """The verdict on one sample, ready to be placed into the answer."""
+    """The verdict on one sample, ready to be placed into the answer.
+
+    Its fields stay typed (the failure class a string) until :meth:`extra_logs` writes them as
+    the floats of :data:`LOG_KEYS`, once, for the answer.
+    """
 
     reward: float
     score: float
-    logs: dict[str, float] = field(default_factory=dict)
+    failure_class: str
     error: str | None = None
+    passed: bool = False
+    format_ok: float = 0.0
+    verify_ms: float = 0.0
+    retries: int = 0
+    prompt_mismatch: bool = False
 
     @classmethod
     def failure(cls, reward: float, error: str, failure: str, *,
                 prompt_mismatch: bool = False) -> Outcome:
-        logs = failure_logs(failure)
-        logs["error"] = 1.0
-        logs["prompt_mismatch"] = float(prompt_mismatch)
-        return cls(reward, 0.0, logs, error)
+        return cls(reward, 0.0, failure, error, prompt_mismatch=prompt_mismatch)
 
-    @property
-    def failure_class(self) -> str:
-        return next(k[len("failure_"):] for k in FAILURE_KEYS if self.logs.get(k))
+    def extra_logs(self) -> dict[str, float]:
+        """This sample's ``extra_logs`` values (:data:`LOG_KEYS`)."""
+        return failure_logs(self.failure_class, passed=float(self.passed),
+                            format_ok=self.format_ok, verify_ms=self.verify_ms,
+                            error=float(self.error is not None),
+                            prompt_mismatch=float(self.prompt_mismatch),
+                            retries=float(self.retries))
 
 
 def failure_logs(failure: str, **values: float) -> dict[str, float]:
@@ -203,26 +213,28 @@ def batch_items(body: Any) -> tuple[list[Any], list[Any], list[Any]]:
     return queries, (prompts + [""] * pad)[:pad], (labels + [None] * pad)[:pad]
 
 
-def outcome_from_score(score: dict[str, Any], reward_range: tuple[float, float],
+def outcome_from_score(score: Score, reward_range: tuple[float, float],
                        verify_ms: float) -> Outcome:
-    """An :class:`Outcome` from a score dict (``Score.to_dict()``) of a domain with that range."""
+    """An :class:`Outcome` from a :class:`~rlhub.task.Score` of a domain with that range."""
     lo, hi = reward_range
-    reward = float(score["reward"])
-    passed = bool(score.get("passed"))
-    components = score.get("components") or {}
+    reward = float(score.reward)
+    passed = bool(score.passed)
+    components = score.components or {}
     fmt = next((components[k] for k in FORMAT_COMPONENTS if k in components), float(passed))
-    failure = str(score.get("failure") or ("none" if passed else "answer"))
-    logs = failure_logs(failure, passed=float(passed), format_ok=float(fmt),
-                        verify_ms=float(verify_ms), error=float(score.get("error") is not None))
-    return Outcome(reward, (reward - lo) / (hi - lo), logs, score.get("error"))
+    failure = str(score.failure or ("none" if passed else "answer"))
+    error = None if score.error is None else str(score.error)
+    return Outcome(reward, (reward - lo) / (hi - lo), failure, error, passed, float(fmt),
+                   float(verify_ms))
 
 
 def answer(outcomes: list[Outcome]) -> dict[str, Any]:
-    """The JSON answer: ``rewards``, ``scores`` (reward rescaled to [0, 1]), ``extra_logs``."""
+    """The JSON answer: ``rewards``, ``scores`` (reward rescaled to [0, 1]), ``extra_logs``
+    (where each outcome's failure class becomes its ``trainable`` and ``failure_<class>``)."""
+    logs = [o.extra_logs() for o in outcomes]
     return {
         "rewards": [o.reward for o in outcomes],
         "scores": [o.score for o in outcomes],
-        "extra_logs": {key: [o.logs[key] for o in outcomes] for key in LOG_KEYS},
+        "extra_logs": {key: [sample[key] for sample in logs] for key in LOG_KEYS},
     }
 
 

@@ -9,7 +9,16 @@ import pytest
 import toyplug
 
 from rlhub import LabelError, Task, hookimpl
-from rlhub.labels import At, LabelGate, at_from_id, label_json, load_key, make_label, sign
+from rlhub.labels import (
+    At,
+    LabelGate,
+    at_from_id,
+    canonical,
+    label_json,
+    load_key,
+    make_label,
+    sign,
+)
 
 KEY = b"0123456789abcdef0123456789abcdef"
 
@@ -72,6 +81,24 @@ def test_a_signature_covers_the_task_as_it_looks_after_json(reg):
     label = make_label(task, key=KEY)
     again = json.loads(json.dumps(label))
     assert sign(again["domain"], again["task"], KEY) == label["sig"]
+
+
+@pytest.mark.parametrize("value", [
+    {"b": [1, 2.5, -0.0, 1e300, True, None], "a": {"z": "é\u2603\ud800", "y": []}},
+    {"meta": {"tests": "assert f(1) == 2\n", "n": 10**30}, "prompt": [{"role": "user"}]},
+])
+def test_a_value_parsed_from_json_has_the_same_canonical_bytes_without_the_round_trip(value):
+    parsed = json.loads(json.dumps(value))
+    assert canonical(parsed, parsed=True) == canonical(parsed) == canonical(value)
+    assert sign("d", parsed, KEY, parsed=True) == sign("d", value, KEY)
+
+
+def test_a_label_sent_as_json_text_is_checked_as_strictly_as_an_object(reg, gate):
+    task = genuine(reg, 2)
+    for label in (make_label(task, key=KEY), make_label(task)):
+        assert gate.open(json.dumps(label)) == task
+        label["task"]["answer"] = "x"
+        assert "forged" in refused(gate, json.dumps(label))
 
 
 def test_an_unsigned_label_without_coordinates_cannot_be_rederived(reg, gate):
