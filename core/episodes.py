@@ -237,7 +237,7 @@ class EpisodeDriver:
 
     :meth:`open` starts the episode; for each completion make a :meth:`turn` and :meth:`step`
     it (or :meth:`record` a step run elsewhere, or :meth:`end` a turn that could not be
-    scored) until :attr:`done`; :meth:`finish` gives the trajectory. The caller calls
+    scored) until :attr:`done`; :meth:`finish` makes the trajectory. The caller calls
     :meth:`close` once it is done with the episode, finished or not, in a thread where a slow
     release (a workspace, say) blocks nothing; calling it again does nothing.
     """
@@ -246,19 +246,21 @@ class EpisodeDriver:
                  provenance: dict[str, Any] | None = None):
         manifest = domain.manifest
         self.domain = domain
+        self.task = task
         self.lo, self.hi = manifest.reward_range
         self.discount = manifest.repair_discount
-        self.trajectory = Trajectory(domain.id, task, sample_index, job_key,
-                                     provenance=dict(provenance or {}))
+        self.sample_index, self.job_key = sample_index, job_key
+        self.provenance = dict(provenance or {})
+        self.started_at = time.time()
+        self.turns: list[Turn] = []
+        self.status: str | None = None  # set when the episode ended in error (ERROR_STATUSES)
+        self.error: str | None = None
+        self.failure = "answer"  # a start's failure; the turns' otherwise
         self.episode: Any = None
         self.start_error: Exception | None = None
         self.result: Any = None  # the last step's StepResult, as the episode gave it
         self.done = False
         self.closed = False
-
-    @property
-    def turns(self) -> list[Turn]:
-        return self.trajectory.turns
 
     @property
     def truncated(self) -> bool:
@@ -269,12 +271,11 @@ class EpisodeDriver:
         """Start the episode; a start that raises ends the trajectory as ``env_error`` with the
         class the exception names (kept in :attr:`start_error`) and returns False."""
         try:
-            self.episode = open_episode(self.domain, self.trajectory.task)
+            self.episode = open_episode(self.domain, self.task)
         except Exception as exc:  # noqa: BLE001 - a broken episode is data
             self.start_error, self.done = exc, True
-            self.trajectory.status = "env_error"
-            self.trajectory.error = f"start() raised {type(exc).__name__}: {exc}"
-            self.trajectory.failure = of_exception(exc)
+            self.status, self.error = "env_error", f"start() raised {type(exc).__name__}: {exc}"
+            self.failure = of_exception(exc)
             return False
         return True
 
@@ -317,8 +318,8 @@ class EpisodeDriver:
         """End the episode on ``turn``, which could not be scored (see :meth:`Turn.end`)."""
         turn.end(status, error, failure)
         self.turns.append(turn)
-        self.trajectory.status = status if status in STATUSES else "env_error"
-        self.trajectory.error = turn.score.error
+        self.status = status if status in ERROR_STATUSES else "env_error"
+        self.error = turn.score.error
         self.done = True
 
     @property
@@ -332,19 +333,22 @@ class EpisodeDriver:
         """The return so far: what the trajectory would earn if it ended now."""
         return final_reward(self.turns, self.lo, self.discount)[0]
 
-    def finish(self) -> Trajectory:
-        """The trajectory, with its reward, status and failure class settled."""
-        traj = self.trajectory
-        reward, passed, first = final_reward(traj.turns, self.lo, self.discount)
-        if traj.status not in ERROR_STATUSES:
-            traj.status = "passed" if passed else "failed"
-            traj.error = next((t.score.error for t in reversed(traj.turns) if t.score.error), None)
-        traj.reward, traj.passed, traj.first_pass_attempt = reward, passed, first
-        if is_trainable(traj.failure):
-            traj.failure = trajectory_failure(traj.turns)
-        if not is_trainable(traj.failure):
-            traj.passed = False
-        return traj
+    def finish(self, wall_s: float = 0.0) -> Trajectory:
+        """The trajectory, with its reward, status and failure class settled; ``wall_s`` is
+        the time it took, as its caller counts it."""
+        reward, passed, first = final_reward(self.turns, self.lo, self.discount)
+        status, error = self.status, self.error
+        if status is None:
+            status = "passed" if passed else "failed"
+            error = next((t.score.error for t in reversed(self.turns) if t.score.error), None)
+        failure = self.failure if not is_trainable(self.failure) else \
+            trajectory_failure(self.turns)
+        return Trajectory(self.domain.id, self.task, self.sample_index, self.job_key,
+                          turns=self.turns, reward=reward,
+                          passed=passed and is_trainable(failure), first_pass_attempt=first,
+                          status=status, error=error, failure=failure,
+                          started_at=self.started_at, wall_s=wall_s,
+                          provenance=self.provenance)
 
     def close(self) -> None:
         """Release the episode's resources; once, however it ended."""

@@ -97,8 +97,7 @@ class Rollout:
                 await self._play(driver)
         finally:
             await asyncio.get_running_loop().run_in_executor(self.executor, driver.close)
-            driver.trajectory.wall_s = time.perf_counter() - start
-        return driver.finish()
+        return driver.finish(wall_s=time.perf_counter() - start)
 
     async def _play(self, driver: EpisodeDriver) -> None:
         history: Conversation = []

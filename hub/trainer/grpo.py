@@ -167,8 +167,7 @@ class Recorder:
         turn = driver.turn(text, initial_messages(task), gen_s=self.gen_s)
         driver.record(turn, StepResult(None, score, True))
         turn.verify_s = verify_s
-        driver.trajectory.wall_s = self.gen_s + verify_s
-        return driver.finish()
+        return driver.finish(wall_s=self.gen_s + verify_s)
 
 
 def _quiet_none_rewards(record: logging.LogRecord) -> bool:
