@@ -37,9 +37,8 @@ from typing import Any
 
 from rlhub.domain import StepResult, close_episode
 from rlhub.failures import is_trainable, of_exception
+from rlhub.policy.protocol import Conversation
 from rlhub.task import Score, Task
-
-Conversation = list[dict[str, Any]]
 
 ERROR_STATUSES = ("policy_error", "env_error", "verify_timeout")
 STATUSES = ("passed", "failed", *ERROR_STATUSES)

@@ -28,29 +28,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlhub.episodes import (  # the trajectory model and its rules, also public here
-    ERROR_STATUSES,
-    STATUSES,
+from rlhub.episodes import (
     EpisodeDriver,
     Trajectory,
     Turn,
-    apply_step,
+    apply_step,  # noqa: F401 - the trajectory rules, importable from here as before the driver
     clean_text,
     ended,
-    final_reward,
+    final_reward,  # noqa: F401
     initial_messages,
-    kept_score,
     open_episode,
-    scored_attempts,
-    trajectory_failure,
 )
 from rlhub.policy.protocol import Conversation, Generation, generate_detailed
 from rlhub.task import Task
-
-__all__ = ["ERROR_STATUSES", "STATUSES", "Rollout", "RolloutJob", "Trajectory", "Turn",
-           "apply_step", "clean_text", "final_reward", "initial_messages", "job_key",
-           "kept_score", "replay", "rollout", "run_rollouts", "scored_attempts",
-           "trajectory_failure"]
 
 
 @dataclass
