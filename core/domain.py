@@ -51,6 +51,8 @@ class Verdict:
 class StepResult:
     """One environment step: the next observation (None when done), the turn's score, done flag.
 
+    ``truncated`` is set by the driver's turn limit (:class:`rlhub.episodes.TimeLimit`) on the
+    step that ran out of turns; an episode leaves it False.
     ``messages`` is set on a turn that called tools (:mod:`rlhub.tools`): the assistant's message
     as the episode read it (its ``tool_calls``, ids ``call_<turn>_<k>``), then one ``tool``
     message per call with its result. Chat consumers append these instead of the observation,
@@ -61,13 +63,17 @@ class StepResult:
     done: bool
     info: dict[str, Any] = field(default_factory=dict)
     messages: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False
 
 
 class Episode:
     """A multi-turn interaction with one task; the default repairs on verifier feedback.
 
-    ``step(completion)`` scores the completion; the episode is done after a pass, after a failure
-    that is not the model's (a repair cannot fix a crashed sandbox) or at ``max_turns``. Otherwise the observation is the feedback, sent to the policy as a user message.
+    ``step(completion)`` scores the completion; the episode is done after a pass or after a
+    failure that is not the model's (a repair cannot fix a crashed sandbox). Otherwise the
+    observation is the feedback, sent to the policy as a user message. The turn limit
+    (``turns.max_turns``) is not the episode's to count: every driver plays it inside
+    :class:`rlhub.episodes.TimeLimit` (:func:`rlhub.episodes.open_episode`).
     Subclasses (tool use, dialogue) return tool output as observations and score only the answer.
     """
 
@@ -79,8 +85,7 @@ class Episode:
     def step(self, completion: str) -> StepResult:
         self.turn += 1
         score = self.domain.verify(self.task, completion)
-        done = (score.passed or not score.trainable
-                or self.turn >= self.domain.manifest.max_turns)
+        done = score.passed or not score.trainable
         observation = None if done else repair_message(score)
         return StepResult(observation, score, done)
 

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rlhub.episodes import EpisodeDriver
 from rlhub.errors import RlhubError, StoreError
 from rlhub.failures import is_trainable
-from rlhub.rollout import RolloutJob, Trajectory, final_reward, replay, run_rollouts
+from rlhub.rollout import RolloutJob, Trajectory, replay, run_rollouts
 from rlhub.store import SCHEMA_VERSION, TrajectoryStore, stored_score, trajectory_provenance
 from rlhub.task import Task
 
@@ -369,15 +370,10 @@ def _compare_turn(where: dict[str, Any], turn: dict[str, Any], result: Any) -> l
 
 def _compare_final(where: dict[str, Any], row: dict[str, Any], domain: Any,
                    scored: list[dict[str, Any]], results: list[Any]) -> list[dict]:
-    from rlhub.rollout import Turn, apply_step
-
-    turns = []
+    driver = EpisodeDriver(domain, Task.from_dict(row["task"]))
     for stored, result in zip(scored, results):
-        turn = Turn(stored["index"], [], stored["completion"])
-        apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
-        turns.append(turn)
-    lo = domain.manifest.reward_range[0]
-    reward, _, _ = final_reward(turns, lo, domain.manifest.repair_discount)
+        driver.record(driver.turn(stored["completion"]), result)
+    reward = driver.value()
     if abs(reward - float(row["reward"])) > TOLERANCE:
         return [{**where, "field": "reward", "stored": row["reward"], "recomputed": reward}]
     return []

@@ -13,8 +13,9 @@ The taskset draws ``n`` tasks split across the mixture's domains in exact propor
 weights (``rlhub export``'s rule), deterministically in ``(split, seed)``; a task carries its
 coordinates (domain, split, seed, index) and is regenerated from them to be scored.
 :class:`RlhubEnv` plays each as an rlhub episode: the policy's reply goes to the domain's
-``Episode.step`` and the observation (the verifier's feedback for a repair, a tool's output) comes
-back as the user's next turn, up to the domain's ``max_turns``. The reward is rlhub's, from its
+``Episode.step`` through rlhub's episode driver (:class:`rlhub.episodes.EpisodeDriver`, the same
+done rule, turn limit and reward as ``rlhub eval``), and the observation (the verifier's feedback
+for a repair, a tool's output) comes back as the user's next turn. The reward is rlhub's, from its
 verifiers and sandbox, with the repair discount: ``lo + (reward - lo) * repair_discount ** k`` for
 a pass at repair ``k``; each reward component is recorded as a metric ``rlhub/<component>``. A
 failure that is not the model's (rlhub's failure classes: a sandbox, verifier or judge fault) is
@@ -31,6 +32,7 @@ import random
 from typing import Any
 
 import verifiers.v1 as vf
+from rlhub.failures import is_trainable
 from verifiers.v1.harnesses.null import NullHarness, NullHarnessConfig
 
 MODULE = "rlhub-env"  # the id verifiers resolves (the rlhub_env module re-exports this one)
@@ -122,53 +124,42 @@ class RlhubEnv(vf.Env[RlhubEnvConfig]):
     """Each task played as an rlhub episode; see the module docstring."""
 
     async def run(self, task: RlhubTask, agents: Any) -> None:
-        from rlhub.domain import close_episode
-        from rlhub.rollout import final_reward
+        from rlhub.episodes import EpisodeDriver
 
         registry = entry_registry()
         domain = registry.get(task.data.domain)
         rlhub_task = await asyncio.to_thread(task.data.rlhub_task, registry)
-        episode = await asyncio.to_thread(domain.start, rlhub_task)
-        turns: list[Any] = []
+        driver = EpisodeDriver(domain, rlhub_task)
+        trace = None
         try:
-            async with agents.agent.interaction(task) as interaction:
-                segment = await interaction.turn()
-                while not segment.terminated:
-                    result = await asyncio.to_thread(episode.step, segment.last_reply)
-                    turns.append(_Turn(result))
-                    if result.done or result.observation is None or \
-                            len(turns) >= domain.manifest.max_turns:
-                        break
-                    segment = await interaction.turn(result.observation)
+            if await asyncio.to_thread(driver.open):
+                async with agents.agent.interaction(task) as interaction:
+                    trace = interaction.trace
+                    segment = await interaction.turn()
+                    while not segment.terminated:
+                        await asyncio.to_thread(driver.step, driver.turn(segment.last_reply))
+                        if driver.done:
+                            break
+                        segment = await interaction.turn(driver.result.observation)
         finally:  # an episode may hold a workspace
-            await asyncio.to_thread(close_episode, episode)
-        _raise_fault(turns)
-        lo, _ = domain.manifest.reward_range
-        reward, passed, _ = final_reward(turns, lo, domain.manifest.repair_discount)
-        _record(interaction.trace, reward, passed, turns)
+            await asyncio.to_thread(driver.close)
+        traj = driver.finish()
+        _raise_fault(traj)
+        _record(trace, traj)
 
 
-class _Turn:
-    """What ``rlhub.rollout.final_reward`` reads of a turn: its score and whether it was an
-    attempt."""
-
-    def __init__(self, result: Any):
-        self.score = result.score
-        self.attempt = (result.info or {}).get("attempt", True) is not False
-        self.completion, self.status = "", "ok"
+def _raise_fault(traj: Any) -> None:
+    """A failure that is not the model's is never a reward: verifiers retries the episode or
+    leaves it out (:mod:`rlhub.failures`)."""
+    if not is_trainable(traj.failure):
+        kind = vf.SandboxError if traj.failure == "sandbox" else vf.EnvError
+        raise kind(f"rlhub: a {traj.failure} failure, not the model's: {traj.error}")
 
 
-def _raise_fault(turns: list[_Turn]) -> None:
-    fault = next((t.score for t in turns if not t.score.trainable), None)
-    if fault is not None:
-        kind = vf.SandboxError if fault.failure == "sandbox" else vf.EnvError
-        raise kind(f"rlhub: a {fault.failure} failure, not the model's: {fault.error}")
-
-
-def _record(trace: Any, reward: float, passed: bool, turns: list[_Turn]) -> None:
-    trace.record_reward("rlhub", reward, 1.0)
-    trace.record_metric("rlhub/passed", float(passed))
-    last = next((t for t in reversed(turns) if t.attempt), None)
+def _record(trace: Any, traj: Any) -> None:
+    trace.record_reward("rlhub", traj.reward, 1.0)
+    trace.record_metric("rlhub/passed", float(traj.passed))
+    last = next((t for t in reversed(traj.turns) if t.attempt), None)
     for name, value in (last.score.components if last else {}).items():
         trace.record_metric(f"rlhub/{name}", float(value))
 

@@ -8,8 +8,11 @@ A step can be retried only by replaying: the episode the first try ran on is eit
 server restart answers 404) or finished by the failure (a repair cannot fix a crashed sandbox).
 So a lost episode, or a step whose failure class is not the model's, is played again on a new
 episode: the earlier completions are replayed and must give back the very observations the model
-saw (else the replay is refused as diverged), then the step is sent again. The step rewards given
-to OpenRLHF are the changes of the episode's return, so a replay never counts a reward twice.
+saw (else the replay is refused as diverged), then the step is sent again. The server's episode
+driver (:mod:`rlhub.episodes`) decides when an episode is done, its failure class and its
+return; the step rewards given to OpenRLHF are the changes of that return
+(:class:`~rlhub.episodes.StepRewards`, as the server computes them), kept across replays, so a
+replay never counts a reward twice.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from rlhub.episodes import StepRewards
 from rlhub.failures import is_trainable
 from rlhub.hub.openrlhf.export import role_of
 from rlhub.hub.openrlhf.client import (
@@ -90,7 +94,7 @@ class Episode:
         self.id: str | None = None
         self.generation = 0
         self.history: list[tuple[str, str | None]] = []  # (completion, observation it got)
-        self.returned = 0.0
+        self.rewards = StepRewards()  # the server's rule: a step's reward is the return's change
         self.done = False
 
     async def open(self) -> tuple[float, float]:
@@ -148,8 +152,7 @@ class Episode:
 
     def _accept(self, completion: str, result: dict[str, Any]) -> dict[str, Any]:
         info = result["info"]
-        value = float(info["return"])
-        reward, self.returned = value - self.returned, value
+        reward = self.rewards.reward(float(info["return"]))
         self.history.append((completion, result["observation"]))
         self.done = bool(result["done"])
         self.member.hit(failure_of(result), info.get("error"))

@@ -35,10 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rlhub.domain import close_episode
-from rlhub.failures import of_exception
-from rlhub.rollout import Turn, apply_step, final_reward
-from rlhub.task import Score, Task
+from rlhub.episodes import EpisodeDriver, StepRewards, Turn
+from rlhub.task import Task
 
 
 @dataclass(frozen=True)
@@ -75,76 +73,59 @@ def jsonable(value: Any) -> Any:
 
 
 class EpisodeRunner:
-    """One multi-turn episode with gym-style accounting.
+    """One multi-turn episode with gym-style accounting, played by the episode driver
+    (:class:`~rlhub.episodes.EpisodeDriver`: the done rule, the turn limit and the return).
 
-    Each :meth:`step` returns ``reward`` = the change of the trajectory's return, where the return
-    follows :mod:`rlhub.rollout` exactly (the last attempt's reward, discounted by
-    ``repair_discount ** k`` after ``k`` failed attempts; tool-call turns are not attempts). The
-    rewards of all steps therefore sum to the trajectory reward at every point, which is what
-    OpenRLHF's multi-turn executor needs (it sums step rewards) even when it cuts an episode short.
+    Each :meth:`step` returns ``reward`` = the change of the trajectory's return
+    (:class:`~rlhub.episodes.StepRewards`), so the rewards of all steps sum to the trajectory
+    reward at every point, which is what OpenRLHF's multi-turn executor needs (it sums step
+    rewards) even when it cuts an episode short. A step that raises ends the episode at the
+    range minimum, with the failure class the exception names.
     """
 
     def __init__(self, domain: Any, task: Task):
-        self.domain = domain
-        self.task = task
-        self.episode = domain.start(task)
-        self.turns: list[Turn] = []
-        self.returned = 0.0
-        self.done = False
-        lo, hi = domain.manifest.reward_range
-        self.lo, self.hi = lo, hi
-        self.discount = domain.manifest.repair_discount
-        self.max_turns = max(1, domain.manifest.max_turns)
-        self.closed = False
+        self.driver = EpisodeDriver(domain, task)
+        if not self.driver.open():
+            raise self.driver.start_error  # type: ignore[misc]
+        self.rewards = StepRewards()
+
+    @property
+    def done(self) -> bool:
+        return self.driver.done
 
     def step(self, completion: str) -> dict[str, Any]:
         """Score one completion; see the class docstring for ``reward``."""
-        if self.done:
+        if self.driver.done:
             raise RuntimeError("the episode is done; start a new one")
-        turn = Turn(len(self.turns), [], completion, Score(self.lo))
+        turn = self.driver.turn(completion)
         started = time.perf_counter()
-        try:
-            result = self.episode.step(completion)
-            apply_step(turn, result.score, getattr(result, "info", None) or {}, result.observation)
-        except Exception as exc:  # noqa: BLE001 - an episode crash ends that episode, as data
-            turn.end("env_error", f"step() raised {type(exc).__name__}: {exc}", of_exception(exc))
-            return self._crashed(turn, started)
+        self.driver.step(turn)
         verify_ms = (time.perf_counter() - started) * 1e3
-        self.turns.append(turn)
-        self.done = bool(result.done) or result.observation is None \
-            or len(self.turns) >= self.max_turns
-        answer = self._answer(turn, result.observation, result.score.to_dict(), verify_ms)
-        answer["messages"] = [] if self.done else jsonable(getattr(result, "messages", None) or [])
-        if self.done:
+        if self.driver.done:
             self.close()
+        if turn.status != "ok":  # the step raised
+            return self._answer(turn, turn.score.to_dict(), verify_ms, self.driver.lo)
+        result = self.driver.result
+        answer = self._answer(turn, result.score.to_dict(), verify_ms, self.driver.value())
+        answer["messages"] = self.driver.messages
         return answer
 
     def close(self) -> None:
         """Release the episode's resources (its workspace, say); once, whatever ends it."""
-        if not self.closed:
-            self.closed = True
-            close_episode(self.episode)
+        self.driver.close()
 
-    def _crashed(self, turn: Turn, started: float) -> dict[str, Any]:
-        self.turns.append(turn)
-        self.done = True
-        self.close()
-        return self._answer(turn, None, turn.score.to_dict(),
-                            (time.perf_counter() - started) * 1e3, value=self.lo)
-
-    def _answer(self, turn: Turn, observation: str | None, score: dict[str, Any],
-                verify_ms: float, value: float | None = None) -> dict[str, Any]:
-        if value is None:
-            value, _, _ = final_reward(self.turns, self.lo, self.discount)
-        reward, self.returned = value - self.returned, value
-        attempts = sum(1 for t in self.turns if t.attempt)
+    def _answer(self, turn: Turn, score: dict[str, Any], verify_ms: float,
+                value: float) -> dict[str, Any]:
+        driver = self.driver
+        attempts = sum(1 for t in driver.turns if t.attempt)
         info = {"return": value, "passed": turn.score.passed and turn.attempt,
-                "turn": len(self.turns), "attempt": turn.attempt, "attempts": attempts,
+                "turn": len(driver.turns), "attempt": turn.attempt, "attempts": attempts,
                 "repair_turns": max(0, attempts - 1), "verify_ms": verify_ms,
                 "error": turn.score.error, "score": jsonable(score),
-                "reward_range": [self.lo, self.hi]}
-        return {"observation": None if self.done else observation, "reward": reward,
-                "done": self.done, "info": info}
+                "reward_range": [driver.lo, driver.hi]}
+        observation = None if driver.done else driver.result.observation
+        return {"observation": observation,
+                "reward": self.rewards.reward(value), "done": driver.done, "info": info}
 
 
 def start_episode(registry: Any, domain_id: str, task: Task) -> EpisodeRunner:

@@ -35,7 +35,8 @@ import torch
 from rlhub.hub.trainer.heldout import ScoreCache
 from rlhub.hub.trainer.runfolder import job_key
 from rlhub.hub.trainer.text import RowTemperature, prompt_budget, render_prompt
-from rlhub.rollout import Trajectory, Turn, initial_messages, kept_score
+from rlhub.domain import StepResult
+from rlhub.episodes import EpisodeDriver, Trajectory, initial_messages
 from rlhub.task import Task
 from trl import GRPOTrainer
 
@@ -158,14 +159,15 @@ class Recorder:
 
     def _trajectory(self, task: Task, sample: int, text: str, score: Any,
                     verify_s: float) -> Trajectory:
-        turn = Turn(0, initial_messages(task), text, kept_score(score), gen_s=self.gen_s,
-                    verify_s=verify_s)
-        return Trajectory(task.domain, task, sample, job_key(task.id, self.step, sample),
-                          turns=[turn], reward=float(score.reward), passed=bool(score.passed),
-                          first_pass_attempt=0 if score.passed else None,
-                          status="passed" if score.passed else "failed", error=score.error,
-                          failure=score.failure, wall_s=self.gen_s + verify_s,
-                          provenance=self.provenance[task.domain])
+        """The one-turn episode of ``text``, kept by the episode driver from the cache's
+        ``score`` (the turn already verified, with its retries)."""
+        driver = EpisodeDriver(self.domains[task.domain], task, sample_index=sample,
+                               job_key=job_key(task.id, self.step, sample),
+                               provenance=self.provenance[task.domain])
+        turn = driver.turn(text, initial_messages(task), gen_s=self.gen_s)
+        driver.record(turn, StepResult(None, score, True))
+        turn.verify_s = verify_s
+        return driver.finish(wall_s=self.gen_s + verify_s)
 
 
 def _quiet_none_rewards(record: logging.LogRecord) -> bool:
