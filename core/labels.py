@@ -29,10 +29,13 @@ import os
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import DomainNotFound, LabelError, ManifestError
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 SIG_PREFIX = "hmac-sha256:"
 KEY_ENV = "RLHUB_LABEL_KEY"
@@ -160,7 +163,7 @@ class LabelGate:
     ``domains`` is the served set (None: every registered domain).
     """
 
-    def __init__(self, registry: Any, *, key: bytes | None,
+    def __init__(self, registry: Registry, *, key: bytes | None,
                  domains: Collection[str] | None = None, cache_size: int = 8192):
         self.registry = registry
         self.key = key

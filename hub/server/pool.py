@@ -33,11 +33,12 @@ from typing import Any, Protocol
 
 from rlhub.domain import close_episode
 from rlhub.failures import of_exception
+from rlhub.plugins import Registry, RegistrySpec
 from rlhub.rollout import Turn, apply_step, final_reward
 from rlhub.task import Score, Task
 
 
-def verify_task(registry: Any, domain_id: str, task: dict[str, Any], completion: str
+def verify_task(registry: Registry, domain_id: str, task: dict[str, Any], completion: str
                 ) -> dict[str, Any]:
     """Verify one completion: ``{"score": Score dict, "verify_ms": float}``.
 
@@ -129,7 +130,7 @@ class EpisodeRunner:
                 "done": self.done, "info": info}
 
 
-def start_episode(registry: Any, domain_id: str, task: dict[str, Any]) -> EpisodeRunner:
+def start_episode(registry: Registry, domain_id: str, task: dict[str, Any]) -> EpisodeRunner:
     return EpisodeRunner(registry.get(domain_id), Task.from_dict(task))
 
 
@@ -152,7 +153,7 @@ class ThreadPool:
 
     kind = "thread"
 
-    def __init__(self, registry: Any, workers: int):
+    def __init__(self, registry: Registry, workers: int):
         self.registry = registry
         self.size = max(1, workers)
         self.executor = ThreadPoolExecutor(self.size, thread_name_prefix="rlhub-verify")
@@ -182,15 +183,13 @@ class ThreadPool:
 class VerifierActor:
     """A Ray actor holding a registry and the episodes started on it (decorated lazily).
 
-    ``options`` are those the server's registry was built with (``Registry.options``), so the
-    actor discovers the same domains."""
+    ``spec`` describes the server's registry (:attr:`rlhub.Registry.spec`: what discovery read,
+    the default sandbox and the mixture's judge routes), so the actor rebuilds the same one."""
 
     MAX_EPISODES = 100_000
 
-    def __init__(self, options: dict[str, Any]) -> None:
-        from rlhub.plugins import Registry
-
-        self.registry = Registry(**options)
+    def __init__(self, spec: RegistrySpec) -> None:
+        self.registry = Registry.from_spec(spec)
         self.episodes: OrderedDict[str, EpisodeRunner] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -257,14 +256,14 @@ class RayPool:
 
     def __init__(self, address: str, workers: int | None, threads: int = 8,
                  num_cpus: float = 1.0, start_timeout_s: float = 120.0,
-                 registry_options: dict[str, Any] | None = None):
+                 spec: RegistrySpec | None = None):
         import ray
 
         self.temp_dir: str | None = None
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             self._init_ray(ray, address)
-        self.registry_options = dict(registry_options or {})
+        self.spec = spec or RegistrySpec()
         env = {k: os.environ[k] for k in (*RLHUB_ENV_VARS, *self._judge_keys()) if k in os.environ}
         self.factory = ray.remote(max_concurrency=max(1, threads))(VerifierActor).options(
             num_cpus=num_cpus, scheduling_strategy="SPREAD", runtime_env={"env_vars": env})
@@ -289,9 +288,7 @@ class RayPool:
 
     def _judge_keys(self) -> list[str]:
         """The key variables of the mixture's inline judges: the actors call them too."""
-        from rlhub.verifiers.routes import JudgeRoutes
-
-        return JudgeRoutes.from_dict(self.registry_options.get("judges")).key_variables()
+        return self.spec.services.judges.key_variables()
 
     def _init_ray(self, ray: Any, address: str) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -303,7 +300,7 @@ class RayPool:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
 
     def _spawn(self) -> None:
-        actor = self.factory.remote(self.registry_options)
+        actor = self.factory.remote(self.spec)
         with self.lock:
             self.pending[actor.info.remote()] = actor
 
@@ -446,12 +443,12 @@ class RayPool:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def make_pool(registry: Any, workers: int | None, ray_address: str | None = None,
+def make_pool(registry: Registry, workers: int | None, ray_address: str | None = None,
               threads: int = 8, ray_actor_cpus: float = 1.0,
               ray_start_timeout_s: float = 120.0) -> Pool:
     """The pool for ``rlhub serve``'s options: Ray actors with ``--ray`` (``workers`` None: sized
     from the cluster), else ``workers`` threads (None: 4 per CPU, at most 32)."""
     if ray_address:
         return RayPool(ray_address, workers, threads, ray_actor_cpus, ray_start_timeout_s,
-                       registry.options)
+                       registry.spec)
     return ThreadPool(registry, workers or min(32, 4 * (os.cpu_count() or 1)))

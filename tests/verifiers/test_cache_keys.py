@@ -65,11 +65,12 @@ def test_two_keys_for_one_judge_url_are_two_endpoints_sharing_its_slots(judge, m
     server = judge()
     monkeypatch.setenv("KEY_A", "secret-a")
     monkeypatch.setenv("KEY_B", "secret-b")
-    a = endpoints.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2})
-    b = endpoints.endpoint(server.url, {"api_key_env": "KEY_B", "concurrency": 5})
+    judges = endpoints.JudgeEndpoints()
+    a = judges.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2})
+    b = judges.endpoint(server.url, {"api_key_env": "KEY_B", "concurrency": 5})
     assert a is not b and (a.config.api_key, b.config.api_key) == ("secret-a", "secret-b")
     assert a._slots is b._slots and b.limit == 2
-    assert endpoints.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2}) is a
+    assert judges.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2}) is a
 
 
 def test_a_manifest_of_tuples_is_refused_as_not_json_data():
