@@ -50,7 +50,6 @@ from rlhub.hookspecs import hookimpl
 from rlhub.manifest import Manifest
 from rlhub.refs import load_object
 from rlhub.services import Services, ServicesSpec
-from rlhub.verifiers.routes import JudgeRoutes
 
 if TYPE_CHECKING:
     from rlhub.installs import Pin
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
     from rlhub.sandbox.languages import Languages
     from rlhub.sandbox.workspaces import Workspaces
     from rlhub.trust import UntrustedEnv
+    from rlhub.verifiers.routes import JudgeRoutes
 
 ENTRY_POINT_GROUP = "rlhub.plugins"
 FIRST_PARTY = "rlhub"  # the distribution whose entry points load into every registry
@@ -152,8 +152,7 @@ class Registry:
         from rlhub.installs import project_lock_path, project_pins
 
         lock = Path(project_lock) if project_lock is not None else project_lock_path()
-        services = ServicesSpec(sandbox if isinstance(sandbox, str) else None,
-                                judges or JudgeRoutes())
+        services = ServicesSpec(sandbox if isinstance(sandbox, str) else None, judges)
         self._spec = RegistrySpec(tuple(str(p) for p in domain_files), tuple(block), autoload,
                                   str(lock), installed, services)
         self.pins = project_pins(lock) if installed else {}
@@ -172,11 +171,12 @@ class Registry:
         from rlhub import builtin
 
         self.pm.register(builtin, name="rlhub")
-        self._load_entry_points(first_party=True)
+        entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        self._load_entry_points(entry_points, first_party=True)
         if autoload is None:
             autoload = os.environ.get("RLHUB_DISABLE_AUTOLOAD", "") not in ("1", "true", "yes")
         if autoload:
-            self._load_entry_points()
+            self._load_entry_points(entry_points)
         for module_name in _env_list("RLHUB_PLUGINS"):
             self._load_module(module_name)
         for plugin in plugins:
@@ -205,10 +205,11 @@ class Registry:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def _load_entry_points(self, *, first_party: bool = False) -> None:
+    def _load_entry_points(self, entry_points: Iterable[metadata.EntryPoint], *,
+                           first_party: bool = False) -> None:
         """The entry points of rlhub itself (``first_party``: built-ins, registered like
         :mod:`rlhub.builtin` and listed in no :attr:`plugins`), or of every other distribution."""
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for ep in entry_points:
             dist = ep.dist.name if ep.dist else "(unknown distribution)"
             if ep.name in self.blocked or (dist == FIRST_PARTY) != first_party:
                 continue

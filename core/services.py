@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -28,7 +28,6 @@ from rlhub.catalog import Catalog
 from rlhub.errors import PluginError, SandboxError, boundary
 from rlhub.manifest import Manifest
 from rlhub.refs import load_object
-from rlhub.verifiers.routes import JudgeRoutes
 
 if TYPE_CHECKING:
     from rlhub.sandbox import Backend, Sandboxes
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from rlhub.trust import Policy
     from rlhub.verifiers import Verifiers
     from rlhub.verifiers.endpoints import JudgeEndpoints
+    from rlhub.verifiers.routes import JudgeRoutes
 
 __all__ = ["Services", "ServicesSpec"]
 
@@ -45,10 +45,10 @@ __all__ = ["Services", "ServicesSpec"]
 class ServicesSpec:
     """What a registry's services are, as a value that crosses processes (a Ray actor's
     argument): ``sandbox`` is the default backend's name (None: ``$RLHUB_SANDBOX``, else
-    ``local``) and ``judges`` the routes of the mixture the run uses."""
+    ``local``) and ``judges`` the routes of the mixture the run uses (None: it chose none)."""
 
     sandbox: str | None = None
-    judges: JudgeRoutes = field(default_factory=JudgeRoutes)
+    judges: JudgeRoutes | None = None
 
 
 class Services:
@@ -132,7 +132,9 @@ class Services:
     @property
     def judges(self) -> JudgeRoutes:
         """Which endpoint serves each kind of judge in this run (the mixture's)."""
-        return self.spec.judges
+        from rlhub.verifiers.routes import JudgeRoutes
+
+        return self.spec.judges or JudgeRoutes()
 
     def use_judges(self, routes: JudgeRoutes) -> None:
         """Serve the judges as ``routes`` say (:func:`rlhub.judges.mixture_judges`); kept in

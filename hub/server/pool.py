@@ -288,7 +288,8 @@ class RayPool:
 
     def _judge_keys(self) -> list[str]:
         """The key variables of the mixture's inline judges: the actors call them too."""
-        return self.spec.services.judges.key_variables()
+        judges = self.spec.services.judges
+        return judges.key_variables() if judges is not None else []
 
     def _init_ray(self, ray: Any, address: str) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
