@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import RESULTS, Row, emit  # noqa: E402
@@ -26,6 +26,9 @@ from _util import RESULTS, Row, emit  # noqa: E402
 import rlhub  # noqa: E402
 from rlhub.testing import inspect_domain  # noqa: E402
 from rlhub.testing.judge_server import judge_env  # noqa: E402
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 #: A few domains of every first-party plugin.
 SAMPLE = (
@@ -43,7 +46,7 @@ NOTE = ("`before` ran this kit on main's plugins and core (PYTHONPATH over main'
         "this branch's; `version_changes` lists what each class earned on each changed domain.")
 
 
-def sample_ids(registry: Any, names: tuple[str, ...]) -> list[str]:
+def sample_ids(registry: Registry, names: tuple[str, ...]) -> list[str]:
     """The installed id of each ``plugin/name`` (whatever its version)."""
     ids = registry.ids()
     return [i for name in names for i in ids if i.rsplit("-v", 1)[0] == name]

@@ -32,7 +32,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -40,6 +40,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import Row, emit, summary
 from rlhub import registry
 from rlhub.sandbox import leases
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 LEVELS = ("s", "m", "l", "xl", "xxl")
 REAL = ("inflection", "iniconfig", "toolz")
@@ -52,7 +55,7 @@ def call(name: str, **arguments: Any) -> str:
     return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
 
 
-def workspace_figures(reg: Any, n: int) -> dict[str, Any]:
+def workspace_figures(reg: Registry, n: int) -> dict[str, Any]:
     """Open and reset of a level-m repository's workspace."""
     task = reg.get("swe/syn-fix-test-m-v1").task("test", 0, 0)
     files = dict(task.meta["files"])
@@ -70,7 +73,7 @@ def workspace_figures(reg: Any, n: int) -> dict[str, Any]:
             "open": summary(opens), "reset": summary(resets)}
 
 
-def tool_figures(reg: Any, n: int) -> dict[str, Any]:
+def tool_figures(reg: Registry, n: int) -> dict[str, Any]:
     """Step latency of an agent episode per tool."""
     domain = reg.get(AGENT)
     task = domain.task("test", 0, 0)
@@ -91,7 +94,7 @@ def tool_figures(reg: Any, n: int) -> dict[str, Any]:
     return {name: summary(t) for name, t in times.items()}
 
 
-def grading_figures(reg: Any, n: int) -> dict[str, Any]:
+def grading_figures(reg: Registry, n: int) -> dict[str, Any]:
     """Grading a reference patch per level and per real project, over ``n`` distinct tasks."""
     ids = {f"syn-{lv}": f"swe/syn-fix-test-{lv}-v1" for lv in LEVELS}
     ids |= {f"real-{p}": f"swe/real-{p}-fix-test-v1" for p in REAL}
@@ -112,7 +115,7 @@ def grading_figures(reg: Any, n: int) -> dict[str, Any]:
     return out
 
 
-def episode(reg: Any, index: int, cpu: list[float], rss: list[float]) -> float:
+def episode(reg: Registry, index: int, cpu: list[float], rss: list[float]) -> float:
     """One whole agent episode; appends the CPU seconds and peak RSS of its grading run to
     ``cpu`` and ``rss``."""
     domain = reg.get(AGENT)
@@ -131,7 +134,7 @@ def episode(reg: Any, index: int, cpu: list[float], rss: list[float]) -> float:
     return time.perf_counter() - start
 
 
-def concurrency_figures(reg: Any, levels: list[int], per: int) -> dict[str, Any]:
+def concurrency_figures(reg: Registry, levels: list[int], per: int) -> dict[str, Any]:
     """Episodes played by ``c`` threads at once, for each ``c`` in ``levels``."""
     out, counter = {}, iter(range(10**6))
     lock = threading.Lock()
@@ -159,7 +162,7 @@ def concurrency_figures(reg: Any, levels: list[int], per: int) -> dict[str, Any]
     return out
 
 
-def memory_per_episode(reg: Any, k: int) -> dict[str, Any]:
+def memory_per_episode(reg: Registry, k: int) -> dict[str, Any]:
     """PSS of the workspace servers (and their processes) of ``k`` open episodes, after each
     ran the tests once."""
     domain = reg.get(AGENT)

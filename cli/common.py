@@ -7,11 +7,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from rlhub.errors import RlhubError
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 F = TypeVar("F", bound=Callable[..., Any])
 REGISTRY_OPTIONS: dict[str, Any] = {}
@@ -19,16 +22,14 @@ REGISTRY_OPTIONS: dict[str, Any] = {}
 JsonOpt = typer.Option(False, "--json", help="Print only JSON on stdout.")
 
 
-def get_registry() -> Any:
-    """The process registry, built with the root command's --domains-file/--block options and
-    wired with rlhub's trainer backends (:mod:`rlhub.cli.trainers`)."""
-    from rlhub.cli.trainers import wire
+def get_registry() -> Registry:
+    """The process registry, built with the root command's --domains-file/--block options."""
     from rlhub.plugins import registry
 
-    return wire(registry(**REGISTRY_OPTIONS) if REGISTRY_OPTIONS else registry())
+    return registry(**REGISTRY_OPTIONS) if REGISTRY_OPTIONS else registry()
 
 
-def enforce_lock(path: str, registry: Any, mixture: Any = None, *, mixed: Any = None) -> str:
+def enforce_lock(path: str, registry: Registry, mixture: Any = None, *, mixed: Any = None) -> str:
     """``--locked LOCK``: refuse to run unless rlhub, the installed domains and ``mixture`` (or
     ``mixed``, the mixture already read) match the lock; return its hash."""
     from rlhub.hub.publish.lock import check_lock, read_lock

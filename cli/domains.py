@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -20,6 +20,9 @@ from rlhub.cli.common import (
     print_versions,
     set_registry_options,
 )
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 
 def register(app: typer.Typer) -> None:
@@ -68,7 +71,7 @@ def list_domains(json_out: bool = JsonOpt,
     _print_listing(reg, rows, left, all_)
 
 
-def _print_listing(reg: Any, rows: list[dict[str, Any]], left: list[dict[str, Any]],
+def _print_listing(reg: Registry, rows: list[dict[str, Any]], left: list[dict[str, Any]],
                    all_: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -174,7 +177,7 @@ NEEDS_JUDGE = ("needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to che
                "with the built-in scripted judge")
 
 
-def _check_one(reg: Any, domain_id: str, n: int) -> dict[str, Any]:
+def _check_one(reg: Registry, domain_id: str, n: int) -> dict[str, Any]:
     """One domain's report; a judged domain with no judge configured is not checked."""
     import os
 

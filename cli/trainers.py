@@ -2,8 +2,10 @@
 
 ``local`` is the single-machine GRPO trainer (:mod:`rlhub.hub.trainer.local`) and ``openrlhf`` the
 OpenRLHF job builder (:mod:`rlhub.hub.openrlhf.job`). They live here, above the core and the hub,
-so that the core never imports the hub: :func:`rlhub.cli.common.get_registry` registers this
-module on the registry the command line works with, and any plugin can add or take over a backend.
+so that the core never imports the hub. rlhub's pyproject names this module an entry point of the
+group ``rlhub.plugins`` (``rlhub-trainers``), loaded into every registry beside the built-in plugin
+(:mod:`rlhub.plugins`), so a registry a test, the server or a Ray actor makes has the trainers too;
+any plugin can add or take over a backend.
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.hookspecs import Trainer, hookimpl
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 NAME = "rlhub-trainers"
 BACKENDS = ("local", "openrlhf")
 
 
 @hookimpl(trylast=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Any) -> Trainer | None:
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry) -> Trainer | None:
     if backend == "openrlhf":
         from rlhub.hub.openrlhf.job import OpenRLHFTrainer
 
@@ -41,9 +46,3 @@ def stderr_progress() -> Callable[[str], None]:
 
     return say
 
-
-def wire(registry: Any) -> Any:
-    """``registry`` with these trainer backends registered (once)."""
-    if registry.pm.get_plugin(NAME) is None:
-        registry.pm.register(sys.modules[__name__], name=NAME)
-    return registry

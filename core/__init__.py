@@ -36,6 +36,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Scheduler": "rlhub.scheduler",
+    "Services": "rlhub.services",
     "ExecRequest": "rlhub.sandbox",
     "ExecResult": "rlhub.sandbox",
     "JsonSchema": "rlhub.verifiers.basic",
@@ -80,6 +81,7 @@ __all__ = sorted([
     "SandboxError",
     "Scheduler",
     "SchedulerError",
+    "Services",
     "Score",
     "StepResult",
     "StoreError",

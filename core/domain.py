@@ -22,7 +22,7 @@ from rlhub.manifest import Manifest
 from rlhub.task import Score, Task, clamp_reward, task_id, task_rng
 
 if TYPE_CHECKING:
-    from rlhub.plugins import Registry
+    from rlhub.protocols import RegistryLike, ServicesLike
 
 
 @dataclass
@@ -114,12 +114,15 @@ def repair_message(score: Score) -> str:
 class Domain:
     """Base class of every domain; see the module docstring for what to override.
 
-    ``registry`` is the registry that built the domain (set by :meth:`rlhub.Registry.get`): reach
-    named verifiers (``registry.verifier(name, options)``) and sandbox backends
-    (``registry.sandbox().run(request)``) through it.
+    ``registry`` is the registry that built the domain (set by :meth:`rlhub.Registry.get`): its
+    catalog of domains and manifests. ``services`` are that registry's services (or services set
+    directly, :class:`rlhub.services.Services`): reach named verifiers
+    (``services.verifier(name, options)``), sandbox backends (``services.sandbox().run(request)``),
+    workspaces and languages through them.
     """
 
-    _registry: Registry | None = None
+    _registry: RegistryLike | None = None
+    _services: ServicesLike | None = None
 
     def __init__(self, manifest: Manifest):
         self.manifest = manifest
@@ -171,11 +174,11 @@ class Domain:
             spec = self.manifest.data.get("verifier")
             if not spec:
                 raise VerifierError(f"domain {self.id!r} names no verifier and overrides no check()")
-            self._verifier = self.registry.verifier(spec["name"], spec.get("options", {}))
+            self._verifier = self.services.verifier(spec["name"], spec.get("options", {}))
         return self._verifier
 
     @property
-    def registry(self) -> Registry:
+    def registry(self) -> RegistryLike:
         """The registry that built this domain; one made outside a registry has none to use."""
         if self._registry is None:
             raise VerifierError(f"domain {self.id!r} was not built by a registry, so it has no "
@@ -183,8 +186,18 @@ class Domain:
         return self._registry
 
     @registry.setter
-    def registry(self, registry: Registry) -> None:
+    def registry(self, registry: RegistryLike) -> None:
         self._registry = registry
+
+    @property
+    def services(self) -> ServicesLike:
+        """The services of the registry that built this domain (or was set as its
+        ``registry``)."""
+        return self._services if self._services is not None else self.registry.services
+
+    @services.setter
+    def services(self, services: ServicesLike) -> None:
+        self._services = services
 
     def check(self, task: Task, completion: str) -> Verdict:
         """Judge one completion. Override, or name a reusable verifier in the manifest."""

@@ -101,7 +101,7 @@ def _prepare_run(cfg: EvalConfig, store: TrajectoryStore, domains: list[str]) ->
     return run_id
 
 
-def _jobs(cfg: EvalConfig, registry: Any, domains: list[str], run_id: str, policy_info: Any,
+def _jobs(cfg: EvalConfig, registry: Registry, domains: list[str], run_id: str, policy_info: Any,
           done: set[str], lock_hash: str | None) -> tuple[list[RolloutJob], dict[str, tuple[int, int]]]:
     jobs: list[RolloutJob] = []
     totals: dict[str, tuple[int, int]] = {}
@@ -334,7 +334,7 @@ def reverify(url: str, *, registry: Registry,
     return {"checked": len(rows), "mismatches": mismatches}
 
 
-def _recheck(row: dict[str, Any], registry: Any) -> list[dict[str, Any]]:
+def _recheck(row: dict[str, Any], registry: Registry) -> list[dict[str, Any]]:
     where = {"trajectory_id": row["trajectory_id"], "domain": row["domain"]}
     try:
         domain = registry.get(row["domain"])

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 
 if TYPE_CHECKING:
-    from rlhub.plugins import Registry
     from rlhub.policy.protocol import Policy
+    from rlhub.protocols import RegistryLike, SchedulerLike
     from rlhub.sandbox import Backend
-    from rlhub.scheduler.core import SchedulerLike
 
 hookspec = pluggy.HookspecMarker("rlhub")
 #: Marks a plugin's hook implementations (``@rlhub.hookimpl``).
@@ -66,8 +65,9 @@ def rlhub_verifiers() -> dict[str, str]:
 
     :return: A mapping from verifier name (``"math"``, ``"python-tests"``, ...) to a lazy
         ``"module:attr"`` reference to a class called as ``cls(options: dict)`` (or
-        ``cls(options, registry=registry)`` when it takes a ``registry``, to reach the sandbox or
-        other verifiers) whose ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
+        ``cls(options, services=services)`` when it takes ``services``, the registry's
+        :class:`rlhub.services.Services`, to reach the sandbox, judges or other verifiers; a class
+        taking ``registry`` is given the services under that name) whose ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
 
     Who implements: rlhub itself (the built-ins) and any plugin sharing a verifier with manifests
     and data-only domain files. When called: once per registry, the first time a verifier is
@@ -165,7 +165,7 @@ def rlhub_make_sandbox(backend: str, options: dict[str, Any]) -> Backend | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_scheduler(config: dict[str, Any], registry: Registry
+def rlhub_make_scheduler(config: dict[str, Any], registry: RegistryLike
                          ) -> SchedulerLike | None:
     """Build the domain scheduler for a mixture.
 
@@ -194,7 +194,7 @@ def rlhub_make_policy(spec: str, options: dict[str, Any]) -> Policy | None:
 
 
 @hookspec(firstresult=True)
-def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry
+def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: RegistryLike
                        ) -> Trainer | None:
     """Build a trainer backend for ``rlhub train --backend NAME``.
 
@@ -203,7 +203,7 @@ def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry
     :param registry: The registry the run's domains come from.
     :return: An object with ``run() -> dict``, or None to let another plugin answer.
 
-    Stops at first non-None result. Who implements: rlhub's command line (``local`` and
-    ``openrlhf``, :mod:`rlhub.cli.trainers`, trylast) and plugins adding trainers. When called:
+    Stops at first non-None result. Who implements: rlhub's own ``rlhub-trainers`` entry point
+    (``local`` and ``openrlhf``, :mod:`rlhub.cli.trainers`, trylast; in every registry) and plugins adding trainers. When called:
     by ``rlhub train``.
     """

@@ -29,11 +29,14 @@ import os
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import DomainNotFound, LabelError, ManifestError
 from rlhub.manifest import Manifest
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 SIG_PREFIX = "hmac-sha256:"
 KEY_ENV = "RLHUB_LABEL_KEY"
@@ -167,7 +170,7 @@ class LabelGate:
     ``domains`` is the served set (None: every registered domain).
     """
 
-    def __init__(self, registry: Any, *, key: bytes | None,
+    def __init__(self, registry: Registry, *, key: bytes | None,
                  domains: Collection[str] | None = None, cache_size: int = 8192):
         self.registry = registry
         self.key = key

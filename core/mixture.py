@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from rlhub.errors import DomainNotFound, SchedulerError
 
 if TYPE_CHECKING:
-    from rlhub.plugins import Registry
+    from rlhub.protocols import RegistryLike
 
 GLOB_CHARS = "*?["
 
@@ -80,7 +80,7 @@ DEFAULT_EVAL = {"items_per_domain": 200, "every": 50, "split": "test", "seed": 0
 
 
 def load_mixture(source: str | os.PathLike[str] | dict[str, Any],
-                 registry: Registry | None = None) -> dict[str, Any]:
+                 registry: RegistryLike | None = None) -> dict[str, Any]:
     """Validate a mixture (file path or dict) and return its normalised form.
 
     :param source: A ``.yaml``/``.yml``/``.json`` path, or an already parsed dict.
@@ -215,7 +215,7 @@ def is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in GLOB_CHARS)
 
 
-def _expand(entries: list[tuple[str, dict[str, Any]]], registry: Registry | None,
+def _expand(entries: list[tuple[str, dict[str, Any]]], registry: RegistryLike | None,
             where: str) -> dict[str, list[str]]:
     """Map each pattern to the concrete ids it names."""
     out: dict[str, list[str]] = {}
@@ -235,7 +235,7 @@ def _expand(entries: list[tuple[str, dict[str, Any]]], registry: Registry | None
 
 
 def _domain_specs(entries: list[tuple[str, dict[str, Any]]], ids: dict[str, list[str]],
-                  registry: Registry | None) -> dict[str, dict[str, Any]]:
+                  registry: RegistryLike | None) -> dict[str, dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     for pattern, options in entries:
         for domain_id in ids[pattern]:
@@ -243,7 +243,7 @@ def _domain_specs(entries: list[tuple[str, dict[str, Any]]], ids: dict[str, list
     return {d: _domain_spec(d, opts, registry) for d, opts in merged.items()}
 
 
-def _domain_spec(domain_id: str, opts: dict[str, Any], registry: Registry | None) -> dict[str, Any]:
+def _domain_spec(domain_id: str, opts: dict[str, Any], registry: RegistryLike | None) -> dict[str, Any]:
     manifest = registry.manifest(domain_id) if registry is not None else None
     size = opts.get("size", manifest.data.get("size") if manifest else None)
     rng = opts.get("reward_range", list(manifest.reward_range) if manifest else None)

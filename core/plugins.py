@@ -2,6 +2,9 @@
 
 Discovery order (documented in PLUGINS.md):
 
+0. The built-in plugin (:mod:`rlhub.builtin`) and rlhub's own entry points in the group
+   ``rlhub.plugins`` (the trainer backends, :mod:`rlhub.cli.trainers`): every registry has them,
+   autoload or not.
 1. Entry points in the group ``rlhub.plugins`` (skipped when ``RLHUB_DISABLE_AUTOLOAD=1``); the
    entry point's name is the plugin's name and the namespace of its domain ids.
 2. Modules named in ``RLHUB_PLUGINS`` (comma-separated); the plugin name is the module's
@@ -24,14 +27,14 @@ validated on first use, and its code imported on first :meth:`get`.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
-import inspect
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -46,19 +49,20 @@ from rlhub.home import rlhub_home
 from rlhub.hookspecs import hookimpl
 from rlhub.manifest import Manifest
 from rlhub.refs import load_object
+from rlhub.services import Services, ServicesSpec
 
 if TYPE_CHECKING:
     from rlhub.installs import Pin
     from rlhub.sandbox import Backend, Sandboxes
-    from rlhub.sandbox.workspaces import WorkspaceBackend, Workspaces
     from rlhub.sandbox.languages import Languages
-    from rlhub.trust import TrustPolicy, UntrustedEnv
-    from rlhub.verifiers import Verifiers
+    from rlhub.sandbox.workspaces import Workspaces
+    from rlhub.trust import UntrustedEnv
     from rlhub.verifiers.routes import JudgeRoutes
 
 ENTRY_POINT_GROUP = "rlhub.plugins"
-__all__ = ["ENTRY_POINT_GROUP", "LoadError", "PluginInfo", "Registry", "domain_file_paths",
-           "hookimpl", "load_object", "registry", "reset", "rlhub_home"]
+FIRST_PARTY = "rlhub"  # the distribution whose entry points load into every registry
+__all__ = ["ENTRY_POINT_GROUP", "LoadError", "PluginInfo", "Registry", "RegistrySpec",
+           "domain_file_paths", "hookimpl", "load_object", "registry", "reset", "rlhub_home"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,20 @@ class LoadError:
 
     def __str__(self) -> str:
         return f'error loading plugin "{self.name}" from {self.distribution}: {self.cause}'
+
+
+@dataclass(frozen=True)
+class RegistrySpec:
+    """How a registry was made, as a frozen, picklable value: what discovery reads and the
+    services' description. :meth:`Registry.from_spec` rebuilds the same registry in another
+    process (a Ray actor, :mod:`rlhub.hub.server.pool`)."""
+
+    domain_files: tuple[str, ...] = ()
+    block: tuple[str, ...] = ()
+    autoload: bool | None = None
+    project_lock: str | None = None
+    installed: bool = True
+    services: ServicesSpec = field(default_factory=ServicesSpec)
 
 
 def _env_list(name: str) -> list[str]:
@@ -107,16 +125,20 @@ def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = (),
 
 
 class Registry:
-    """The plugin manager, the manifests of every discovered domain, and the services the
-    domains reach through it: named verifiers, sandbox backends, provenance.
+    """The plugin manager, the catalog of every discovered domain and the domains built from it:
+    discovery's data. What the domains use when they run (sandboxes, verifiers, judges, trust,
+    provenance) is :attr:`services` (:class:`rlhub.services.Services`), handed to each domain it
+    builds (``domain.services``); the methods of the services below are its shortcuts for callers
+    holding a registry.
 
     Everything that needs plugins receives a registry; only entry points (the CLI, a server or a
     trainer started on its own, the pytest plugin) call :func:`registry`. Two registries share
-    nothing: each has its own domains, verifiers and sandbox backends. ``sandbox`` is the default
-    backend of this registry's domains: a name, a backend object (a test double), or None for
+    nothing: each has its own domains and services. ``sandbox`` is the default backend of this
+    registry's domains: a name, a backend object (a test double), or None for
     ``$RLHUB_SANDBOX``, else ``local``. ``versions(name)`` reads a distribution's installed version
     for provenance (by default :func:`rlhub.provenance.distribution_version`). ``judges`` are the
-    judge routes of the mixture this registry's run uses (:meth:`use_judges`).
+    judge routes of the mixture this registry's run uses (:meth:`use_judges`). :attr:`spec` is all
+    of this as a value (:meth:`from_spec`).
     """
 
     def __init__(self, *, domain_files: Iterable[str | os.PathLike[str]] = (),
@@ -124,43 +146,37 @@ class Registry:
                  plugins: Iterable[ModuleType | object] = (),
                  sandbox: str | Backend | None = None,
                  versions: Callable[[str], str] | None = None,
-                 judges: dict[str, Any] | None = None,
+                 judges: JudgeRoutes | None = None,
                  project_lock: str | os.PathLike[str] | None = None,
                  installed: bool = True):
         from rlhub.installs import project_lock_path, project_pins
 
         lock = Path(project_lock) if project_lock is not None else project_lock_path()
-        self.options = {"domain_files": [str(p) for p in domain_files], "block": list(block),
-                        "autoload": autoload, "sandbox": sandbox if isinstance(sandbox, str)
-                        else None, "judges": judges, "project_lock": str(lock),
-                        "installed": installed}
+        services = ServicesSpec(sandbox if isinstance(sandbox, str) else None, judges)
+        self._spec = RegistrySpec(tuple(str(p) for p in domain_files), tuple(block), autoload,
+                                  str(lock), installed, services)
         self.pins = project_pins(lock) if installed else {}
         self.pm = pluggy.PluginManager("rlhub")
         self.pm.add_hookspecs(hookspecs)
         self.blocked = set(block) | set(_env_list("RLHUB_BLOCK_PLUGINS"))
         self.plugins: dict[str, PluginInfo] = {}
         self.errors: list[LoadError] = []
-        self.catalog = Catalog(lambda: list(self.sandbox_refs()))
+        self.catalog = Catalog(lambda: list(self.services.sandbox_refs()))
+        self.services = Services(self.pm, services, manifests=self.catalog, versions=versions,
+                                 sandbox=None if isinstance(sandbox, str) else sandbox)
         self.left_out: list[dict[str, str]] = []
         self._domains: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._services_lock = threading.Lock()
-        self._refs: dict[str, dict[str, str]] = {}
-        self._languages: Languages | None = None
-        self._verifiers: Verifiers | None = None
-        self._sandboxes: Sandboxes | None = None
-        self._workspaces: Workspaces | None = None
-        self._default_sandbox = sandbox
-        self.versions = versions
-        self._policy: TrustPolicy | None = None
         self._withdrawn: dict[str, str] = {}
         from rlhub import builtin
 
         self.pm.register(builtin, name="rlhub")
+        entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        self._load_entry_points(entry_points, first_party=True)
         if autoload is None:
             autoload = os.environ.get("RLHUB_DISABLE_AUTOLOAD", "") not in ("1", "true", "yes")
         if autoload:
-            self._load_entry_points()
+            self._load_entry_points(entry_points)
         for module_name in _env_list("RLHUB_PLUGINS"):
             self._load_module(module_name)
         for plugin in plugins:
@@ -170,24 +186,42 @@ class Registry:
         self._collect_declared()
         if installed:
             self._report_installs()
-        for path in domain_file_paths(self.options["domain_files"], self.pins,
+        for path in domain_file_paths(self._spec.domain_files, self.pins,
                                       installed=installed):
             self._load_domain_file(path)
         self._check_backend_names()
 
+    @classmethod
+    def from_spec(cls, spec: RegistrySpec) -> Registry:
+        """The registry ``spec`` describes (:attr:`spec` of another), discovered anew here."""
+        return cls(domain_files=spec.domain_files, block=spec.block, autoload=spec.autoload,
+                   sandbox=spec.services.sandbox, judges=spec.services.judges,
+                   project_lock=spec.project_lock, installed=spec.installed)
+
+    @property
+    def spec(self) -> RegistrySpec:
+        """How this registry was made, with its services' current description."""
+        return dataclasses.replace(self._spec, services=self.services.spec)
+
     # -- loading ---------------------------------------------------------------------------
 
-    def _load_entry_points(self) -> None:
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    def _load_entry_points(self, entry_points: Iterable[metadata.EntryPoint], *,
+                           first_party: bool = False) -> None:
+        """The entry points of rlhub itself (``first_party``: built-ins, registered like
+        :mod:`rlhub.builtin` and listed in no :attr:`plugins`), or of every other distribution."""
+        for ep in entry_points:
             dist = ep.dist.name if ep.dist else "(unknown distribution)"
-            if ep.name in self.blocked:
+            if ep.name in self.blocked or (dist == FIRST_PARTY) != first_party:
                 continue
             try:
                 module = ep.load()
             except Exception as exc:  # noqa: BLE001 - reported, and the others keep working
                 self._report(ep.name, dist, exc)
                 continue
-            self._register(module, ep.name, dist, ep.dist.version if ep.dist else "")
+            if first_party:
+                self.pm.register(module, name=ep.name)
+            else:
+                self._register(module, ep.name, dist, ep.dist.version if ep.dist else "")
 
     def _load_module(self, module_name: str) -> None:
         try:
@@ -200,7 +234,7 @@ class Registry:
             self._register(module, name, f"RLHUB_PLUGINS module {module_name}", "")
 
     def _register(self, plugin: object, name: str, dist: str, version: str) -> None:
-        if name in self.plugins or name == "rlhub":
+        if name in self.plugins or self.pm.has_plugin(name):  # or a built-in's name
             self.errors.append(LoadError(name, dist, f"a plugin named {name!r} is already loaded"))
             return
         try:
@@ -301,19 +335,16 @@ class Registry:
         """Report a plugin whose ``rlhub_sandbox_backends()`` raises (manifests naming a backend
         are checked against the names on use, :class:`rlhub.catalog.Catalog`)."""
         try:
-            self.sandbox_refs()
+            self.services.sandbox_refs()
         except PluginError as exc:  # reported; the domains stay, the backends fail at use
             self.errors.append(LoadError("rlhub_sandbox_backends", "(plugins)", str(exc)))
             print(f"rlhub: {exc}", file=sys.stderr)
 
     def _untrusted(self, name: str) -> UntrustedEnv:
         """The untrusted-environment record of ``name`` under the user's policy (read once)."""
-        from rlhub.trust import TrustPolicy, UntrustedEnv
-        from rlhub.userconfig import load_user_config
+        from rlhub.trust import UntrustedEnv
 
-        if self._policy is None:
-            self._policy = TrustPolicy.from_config(load_user_config())
-        return UntrustedEnv(name, self._policy)
+        return UntrustedEnv(name, self.services.trust())
 
     def _keep(self, declared: Declared) -> None:
         """Add a declaration, unless another source provides its id or owns its namespace.
@@ -402,139 +433,53 @@ class Registry:
             if domain_id not in self._domains:
                 with boundary(PluginError, f"factory {manifest.data['factory']} of {domain_id}"):
                     domain = load_object(manifest.data["factory"])(manifest)
-                domain.registry = self
+                domain.registry = self  # and so its services
                 self._domains[domain_id] = domain
             return self._domains[domain_id]
 
-    # -- services --------------------------------------------------------------------------
-
     def named(self, hook: str) -> dict[str, str]:
-        """What a naming hook (``rlhub_verifiers``, ``rlhub_sandbox_backends``,
-        ``rlhub_scheduler_strategies``) declares: ``{name: "module:attr"}``, plugins overriding
-        the built-ins; asked once per registry."""
-        if hook not in self._refs:
-            with boundary(PluginError, f"{hook}()"):
-                results = getattr(self.pm.hook, hook)()
-            refs: dict[str, str] = {}
-            for result in reversed(results):  # later = higher priority
-                refs.update(result)
-            self._refs[hook] = refs
-        return self._refs[hook]
-
-    def verifier_refs(self) -> dict[str, str]:
-        """Every named verifier: ``{name: "module:attr"}``."""
-        return self.named("rlhub_verifiers")
-
-    def sandbox_refs(self) -> dict[str, str]:
-        """Every sandbox backend: ``{name: "module:attr"}``."""
-        return self.named("rlhub_sandbox_backends")
-
-    def workspace_refs(self) -> dict[str, str]:
-        """Every workspace backend: ``{name: "module:attr"}``."""
-        return self.named("rlhub_workspace_backends")
-
-    def languages(self) -> Languages:
-        """Every sandbox language (:class:`rlhub.sandbox.languages.Languages`): what each
-        plugin's ``rlhub_sandbox_languages()`` declares, plugins overriding the built-ins;
-        asked once per registry."""
-        if self._languages is None:
-            from rlhub.sandbox.languages import from_declarations
-
-            declared = []
-            for impl in self.pm.hook.rlhub_sandbox_languages.get_hookimpls():  # built-ins first
-                with boundary(PluginError, f"{impl.plugin_name}.rlhub_sandbox_languages()"):
-                    declared.append((impl.plugin_name, dict(impl.function())))
-            with boundary(PluginError, "rlhub_sandbox_languages()"):
-                self._languages = from_declarations(declared)
-        return self._languages
+        """What a naming hook declares (:meth:`rlhub.services.Services.named`)."""
+        return self.services.named(hook)
 
     def strategy_refs(self) -> dict[str, str]:
         """Every mixture strategy: ``{name: "module:attr"}``."""
         return self.named("rlhub_scheduler_strategies")
 
+    # -- the services' shortcuts (rlhub.services.Services) -----------------------------------
+
+    def verifier_refs(self) -> dict[str, str]:
+        return self.services.verifier_refs()
+
+    def languages(self) -> Languages:
+        return self.services.languages()
+
     @property
     def judges(self) -> JudgeRoutes:
-        """Which endpoint serves each kind of judge in this registry's run (the mixture's)."""
-        from rlhub.verifiers.routes import JudgeRoutes
-
-        return JudgeRoutes.from_dict(self.options["judges"])
+        return self.services.judges
 
     def use_judges(self, routes: JudgeRoutes) -> None:
-        """Serve this registry's judges as ``routes`` say (:func:`rlhub.judges.mixture_judges`);
-        kept in :attr:`options`, so a registry rebuilt elsewhere has them."""
-        self.options["judges"] = routes.as_dict()
+        self.services.use_judges(routes)
 
     def verifier(self, name: str, options: dict[str, Any] | None = None) -> Any:
-        """The named verifier ``name`` with ``options``, built once per registry."""
-        if self._verifiers is None:
-            from rlhub.verifiers import Verifiers
-
-            self._verifiers = Verifiers(self.verifier_refs, self)
-        return self._verifiers.get(name, options)
+        return self.services.verifier(name, options)
 
     @property
     def sandboxes(self) -> Sandboxes:
-        """This registry's sandbox backends (:class:`rlhub.sandbox.Sandboxes`)."""
-        with self._services_lock:
-            if self._sandboxes is None:
-                from rlhub.sandbox import Sandboxes
-
-                self._sandboxes = Sandboxes(self._make_sandbox, lambda: list(self.sandbox_refs()),
-                                            self._default_sandbox)
-            return self._sandboxes
+        return self.services.sandboxes
 
     @property
     def workspaces(self) -> Workspaces:
-        """This registry's workspace backends (:class:`rlhub.sandbox.workspaces.Workspaces`)."""
-        with self._services_lock:
-            if self._workspaces is None:
-                from rlhub.sandbox.workspaces import Workspaces
-
-                self._workspaces = Workspaces(self._make_workspaces,
-                                              lambda: list(self.workspace_refs()))
-            return self._workspaces
-
-    def _make_workspaces(self, name: str, options: dict[str, Any]) -> WorkspaceBackend | None:
-        from rlhub.errors import SandboxError
-
-        ref = self.workspace_refs().get(name)
-        if ref is None:
-            return None
-        with boundary(SandboxError, f"workspace backend {name!r} ({ref})"):
-            return load_object(ref)(**options)
+        return self.services.workspaces
 
     def sandbox(self, name: str | None = None, **options: Any) -> Backend:
-        """The sandbox backend ``name`` (default: this registry's), started on first use."""
-        return self.sandboxes.get(name, **options)
-
-    def _make_sandbox(self, name: str, options: dict[str, Any]) -> Backend | None:
-        from rlhub.errors import SandboxError
-
-        with boundary(SandboxError, f"rlhub_make_sandbox(backend={name!r})"):
-            made = self.pm.hook.rlhub_make_sandbox(backend=name, options=options)
-        ref = self.sandbox_refs().get(name)
-        if made is not None or ref is None:
-            return made
-        with boundary(SandboxError, f"sandbox backend {name!r} ({ref})"):
-            cls = load_object(ref)
-            if "languages" in inspect.signature(cls).parameters:  # it runs registered languages
-                options = {"languages": self.languages(), **options}
-            return cls(**options)
+        return self.services.sandbox(name, **options)
 
     def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
-        """The provenance record of a domain (:func:`rlhub.provenance.domain_provenance`)."""
-        from rlhub.provenance import domain_provenance
-
-        if isinstance(manifest, str):
-            manifest = self.manifest(manifest)
-        return domain_provenance(manifest, self.verifier_refs(), self.versions)
+        return self.services.provenance(manifest)
 
     def close(self) -> None:
-        """Stop the sandbox and workspace backends this registry started."""
-        if self._workspaces is not None:
-            self._workspaces.close()
-        if self._sandboxes is not None:
-            self._sandboxes.close()
+        """Stop what this registry's services started (:meth:`rlhub.services.Services.close`)."""
+        self.services.close()
 
 
 _default: Registry | None = None

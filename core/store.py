@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import fields
 from types import UnionType
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,6 +40,10 @@ from rlhub.errors import StoreError
 from rlhub.parquet import parquet_bytes, parquet_table
 from rlhub.rollout import Trajectory
 from rlhub.task import Score
+
+if TYPE_CHECKING:
+    from rlhub.domain import Domain
+    from rlhub.plugins import Registry
 
 SCHEMA_VERSION = 2
 PARTS = "trajectories"
@@ -404,7 +408,7 @@ def sandbox_image_digest(manifest: Any) -> tuple[str | None, str | None]:
     return image, (digests[0] if digests else attrs.get("Id"))
 
 
-def trajectory_provenance(registry: Any, domain: Any) -> dict[str, Any]:
+def trajectory_provenance(registry: Registry, domain: Domain) -> dict[str, Any]:
     """The provenance columns shared by every trajectory of ``domain``.
 
     ``verifier_hash`` is :func:`rlhub.provenance.verifier_code_hash`, the same hash locks record.
@@ -418,6 +422,6 @@ def trajectory_provenance(registry: Any, domain: Any) -> dict[str, Any]:
     return {"plugin": manifest.plugin, "distribution": manifest.distribution,
             "plugin_version": info.version if info else None,
             "domain_version": manifest.version,
-            "verifier_hash": verifier_code_hash(manifest, registry.verifier_refs(),
-                                                registry.versions),
+            "verifier_hash": verifier_code_hash(manifest, registry.services.verifier_refs(),
+                                                registry.services.versions),
             "sandbox_image": image, "sandbox_image_digest": digest, "rlhub_version": __version__}

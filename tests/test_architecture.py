@@ -3,10 +3,10 @@
 Every import is read from the source with ``ast``: module-level ones and those inside functions
 alike (a deferred import is still a dependency). The layers are the folders ``package-dir`` maps
 in pyproject.toml: ``core/`` (``rlhub``) imports neither ``hub/`` nor the app layer above both;
-``hub/`` does not import the app layer. No cycle is allowed among the imports that run; among those
-under ``if TYPE_CHECKING:`` too (they only name types), none beyond the known ones listed below.
-First-party plugins import only rlhub's public surface, and another plugin's package only when
-they declare its distribution; core imports no plugin.
+``hub/`` does not import the app layer. No cycle is allowed among the imports that run, nor among
+those under ``if TYPE_CHECKING:`` (they only name types). First-party plugins import only rlhub's
+public surface, and another plugin's package only when they declare its distribution; core
+imports no plugin.
 """
 
 from __future__ import annotations
@@ -187,34 +187,17 @@ def test_no_module_takes_part_in_an_import_cycle():
     assert cycles(graph()) == []
 
 
-# The type-level cycles that exist (counted 2026-12-05: one component of 15 modules). The
-# registry is passed everywhere as a ``Registry`` annotation imported under ``if TYPE_CHECKING:``,
-# and the registry names the verifiers, the hookspecs name the domain types: issue 24's
-# Catalog/Services split is to remove it. A new cycle, or a module joining this one, fails; when
-# the split shrinks it, shrink this list with it.
-KNOWN_TYPING_CYCLES = [
-    {"rlhub.builtin", "rlhub.datadomain", "rlhub.domain", "rlhub.hookspecs", "rlhub.mixture",
-     "rlhub.plugins", "rlhub.policy", "rlhub.scheduler.core", "rlhub.verifiers",
-     "rlhub.verifiers.basic", "rlhub.verifiers.compose", "rlhub.verifiers.judge",
-     "rlhub.verifiers.mathv", "rlhub.verifiers.pytests", "rlhub.verifiers.reward_model"},
-]
+def test_no_import_cycle_appears_even_under_type_checking():
+    """The lower modules name a registry, its services and a scheduler by the Protocols of
+    :mod:`rlhub.protocols`, so no annotation closes a cycle either."""
+    assert cycles(graph(), typing=True) == []
 
 
-def new_cycles(found: list[list[str]], known: list[set[str]]) -> list[list[str]]:
-    """The components of ``found`` that are no part of a ``known`` one."""
-    return [c for c in found if not any(set(c) <= k for k in known)]
-
-
-def test_no_new_import_cycle_appears_under_type_checking():
-    assert new_cycles(cycles(graph(), typing=True), KNOWN_TYPING_CYCLES) == []
-
-
-def test_a_typing_only_cycle_is_found_when_asked_and_a_module_joining_a_known_one_is_new():
+def test_a_typing_only_cycle_is_found_when_asked():
     edges = [Edge("x", "y", 1), Edge("y", "x", 1, typing=True), Edge("y", "z", 1, typing=True),
              Edge("z", "x", 1, typing=True)]
     assert cycles(edges, typing=True) == [["x", "y", "z"]]
-    assert new_cycles(cycles(edges, typing=True), [{"x", "y"}]) == [["x", "y", "z"]]
-    assert new_cycles(cycles(edges, typing=True), [{"x", "y", "z", "w"}]) == []
+    assert cycles(edges) == []
 
 
 def test_only_entry_points_look_up_the_process_registry():

@@ -16,7 +16,7 @@ from rlhub.errors import PolicyError, boundary
 from rlhub.policy.protocol import Generation, Policy, Sampling, generate_detailed, policy_info
 
 if TYPE_CHECKING:
-    from rlhub.plugins import Registry
+    from rlhub.protocols import RegistryLike
 
 KINDS = ("openai:BASE_URL#MODEL", "hf:PATH", "builtin:tiny")
 
@@ -25,7 +25,7 @@ __all__ = ["KINDS", "Generation", "Policy", "Sampling", "generate_detailed", "ma
 
 
 def make_policy(spec: str, options: dict[str, Any] | None = None, *,
-                registry: Registry) -> Policy:
+                registry: RegistryLike) -> Policy:
     """Build the policy for ``spec`` through ``registry``'s ``rlhub_make_policy`` hook."""
     with boundary(PolicyError, f"rlhub_make_policy(spec={spec!r})"):
         policy = registry.pm.hook.rlhub_make_policy(spec=spec, options=dict(options or {}))

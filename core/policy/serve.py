@@ -19,10 +19,13 @@ A failed generation answers HTTP 500 with an OpenAI-style ``{"error": {...}}`` b
 # defined inside make_app as real objects, not as strings it cannot resolve.
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import PolicyError
 from rlhub.policy.protocol import generate_detailed
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 
 def make_app(policy: Any, model_name: str) -> Any:
@@ -157,7 +160,7 @@ def _events(completion: dict[str, Any]) -> Any:
     yield "data: [DONE]\n\n"
 
 
-def serve(spec: str, registry: Any, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,
+def serve(spec: str, registry: "Registry", *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,
           options: dict[str, Any] | None = None, log_level: str = "warning",
           ready: Any = None) -> None:
     """Build the policy for ``spec`` (through ``registry``) and serve it until interrupted; ``ready(url)`` once it

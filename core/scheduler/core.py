@@ -6,13 +6,14 @@ import math
 import os
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rlhub.builtin import BUILTIN_STRATEGIES
 from rlhub.errors import DomainNotFound, SchedulerError, boundary, did_you_mean
 from rlhub.mixture import DEFAULT_PARAMS, load_mixture
+from rlhub.protocols import SchedulerLike
 from rlhub.refs import load_object
 from rlhub.scheduler.runlog import log_weights
 from rlhub.scheduler.stats import C, DomainStats
@@ -20,7 +21,7 @@ from rlhub.scheduler.strategies import Strategy
 from rlhub.task import Task
 
 if TYPE_CHECKING:
-    from rlhub.plugins import Registry
+    from rlhub.protocols import RegistryLike
 
 STATE_VERSION = 1
 
@@ -31,17 +32,6 @@ def _unknown_strategy(name: str, names: list[str]) -> None:
                          f"registered: {', '.join(sorted(names))}.")
 
 
-class SchedulerLike(Protocol):
-    """What ``rlhub_make_scheduler`` must return; :class:`Scheduler` is the reference."""
-
-    def weights(self) -> dict[str, float]: ...
-    def sample(self, n: int) -> list[Task]: ...
-    def observe(self, domain: str, group_rewards: list[list[float | None]]) -> Any: ...
-    def observe_eval(self, domain: str, score: float, n: int) -> None: ...
-    def state_dict(self) -> dict[str, Any]: ...
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
-
-
 class Scheduler:
     """Chooses the domain mixture of each batch and draws its tasks; see :mod:`rlhub.scheduler`.
 
@@ -50,7 +40,7 @@ class Scheduler:
     once, so observing one domain at a time costs no more than observing a whole batch.
     """
 
-    def __init__(self, config: dict[str, Any], registry: Registry | None = None):
+    def __init__(self, config: dict[str, Any], registry: RegistryLike | None = None):
         self.config = config
         self.registry = registry
         self.ids: list[str] = list(config["domains"])
@@ -64,11 +54,11 @@ class Scheduler:
         self._cursor = [0] * len(self.ids)
         self._decisions = 0
         self._batches = 0
-        self._checked_registry: Registry | None = None
+        self._checked_registry: RegistryLike | None = None
 
     @classmethod
     def from_config(cls, source: str | os.PathLike[str] | dict[str, Any],
-                    registry: Registry | None = None) -> SchedulerLike:
+                    registry: RegistryLike | None = None) -> SchedulerLike:
         """Validate a mixture and build its scheduler through the ``rlhub_make_scheduler`` hook.
 
         :param source: A mixture file or dict (see :mod:`rlhub.mixture`).
@@ -176,7 +166,7 @@ class Scheduler:
         self._cursor[i] += k
         return source.sample(k, split=self.config["split"], seed=self.config["seed"], start=start)
 
-    def _sampling_registry(self) -> Registry:
+    def _sampling_registry(self) -> RegistryLike:
         registry = self.registry
         if registry is None:
             raise SchedulerError("cannot sample tasks: a simulation has no registry; build the "
@@ -332,7 +322,7 @@ def _short(value: Any) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def make_strategy(config: dict[str, Any], registry: Registry | None = None) -> Strategy:
+def make_strategy(config: dict[str, Any], registry: RegistryLike | None = None) -> Strategy:
     """The strategy named by ``config["strategy"]``, from ``registry``'s strategies (None: the
     built-in ones)."""
     name = config["strategy"]

@@ -22,12 +22,15 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.domain import Domain
 from rlhub.errors import RlhubError
 from rlhub.task import Score, Task
 from rlhub.testing.probes import PROBE_CLASSES, ProbeReport
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 GARBAGE_SEED = 1234
 
@@ -296,7 +299,7 @@ def _probe_problems(domain: Domain, report: DomainReport) -> None:
                                    "probes, but none found a problem; remove the mark")
 
 
-def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Any = None,
+def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Registry | None = None,
                    across_processes: bool = True,
                    batch: Sequence[str] | None = None) -> DomainReport:
     """Run every check and probe class on a domain (object or id): a :class:`DomainReport`.

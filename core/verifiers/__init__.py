@@ -1,6 +1,6 @@
 """Named reusable verifiers, looked up by name through the ``rlhub_verifiers`` hook.
 
-Each registry holds its own :class:`Verifiers` (``registry.verifier(name, options)``).
+Each registry's services hold their own :class:`Verifiers` (``services.verifier(name, options)``).
 
 A verifier class is built as ``cls(options)`` and judges with ``check(task, completion) ->
 Verdict``. The built-ins are those in :data:`BUILTIN` (``exact``, ``regex``, ``json-schema``,
@@ -14,10 +14,13 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import VerifierError, boundary, did_you_mean
 from rlhub.refs import load_object
+
+if TYPE_CHECKING:
+    from rlhub.protocols import ServicesLike
 
 BUILTIN = {
     "exact": "rlhub.verifiers.basic:Exact",
@@ -32,15 +35,18 @@ BUILTIN = {
 
 
 class Verifiers:
-    """The named verifiers of one registry: ``refs`` maps a name to its class, and each
+    """The named verifiers of one registry's services: ``refs`` maps a name to its class, and each
     ``(name, options)`` is built once (the last 1024 kept).
 
-    A class is called as ``cls(options)``, or ``cls(options, registry=registry)`` when it takes a
-    ``registry`` (a verifier that runs code in the sandbox or builds other verifiers).
+    A class is called as ``cls(options)``, or ``cls(options, services=services)`` when it takes
+    ``services`` (a verifier that runs code in the sandbox, asks a judge or builds other
+    verifiers; :class:`rlhub.services.Services`). A class taking ``registry`` instead, as before,
+    is given the services under that name: they have what it used of a registry (``verifier``,
+    ``sandbox``, ``sandboxes``, ``workspaces``, ``languages``, ``judges``).
     """
 
-    def __init__(self, refs: Callable[[], dict[str, str]], registry: Any):
-        self._refs, self.registry = refs, registry
+    def __init__(self, refs: Callable[[], dict[str, str]], services: ServicesLike):
+        self._refs, self.services = refs, services
         self._make = functools.lru_cache(maxsize=1024)(self._build)
 
     def get(self, name: str, options: dict[str, Any] | None = None) -> Any:
@@ -55,8 +61,10 @@ class Verifiers:
         with boundary(VerifierError, f"verifier {name!r}"):
             cls = load_object(refs[name])
             options = json.loads(options_json)
-            if "registry" in inspect.signature(cls).parameters:
-                return cls(options, registry=self.registry)
+            wants = inspect.signature(cls).parameters
+            for name in ("services", "registry"):
+                if name in wants:
+                    return cls(options, **{name: self.services})
             return cls(options)
 
 

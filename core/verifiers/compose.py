@@ -28,11 +28,14 @@ paid for (and only gameable on) answers that are already right.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.domain import Verdict
 from rlhub.errors import VerifierError
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.protocols import ServicesLike
 
 
 @dataclass
@@ -60,21 +63,21 @@ class Part:
         return cls(raw["name"], dict(raw.get("options") or {}), bool(raw.get("gate", False)),
                    bool(raw.get("require", True)), dict(raw.get("rename") or {}))
 
-    def build(self, registry: Any) -> None:
-        self.verifier = registry.verifier(self.name, self.options)
+    def build(self, services: ServicesLike) -> None:
+        self.verifier = services.verifier(self.name, self.options)
 
 
 class Composite:
     """Run parts in order with gates; merge their components (see the module docstring)."""
 
-    def __init__(self, options: dict[str, Any], registry: Any):
+    def __init__(self, options: dict[str, Any], services: ServicesLike):
         raw = options.get("parts")
         if not isinstance(raw, list) or not raw:
             raise VerifierError(f"composite: expected options.parts as a non-empty list, "
                                 f"found {raw!r}")
         self.parts = [Part.parse(i, p) for i, p in enumerate(raw)]
         for part in self.parts:
-            part.build(registry)  # fail at construction on unknown names or bad options
+            part.build(services)  # fail at construction on unknown names or bad options
 
     def check(self, task: Task, completion: str) -> Verdict:
         components: dict[str, float] = {}

@@ -2,9 +2,10 @@
 
 An LLM judge is a remote dependency inside the reward: at RL scale thousands of verifications per
 minute hit one server, and a slow or dead judge must never stall the run. Every judge call goes
-through the :class:`JudgeEndpoint` of its base URL, one object per URL in the process, shared by
-all domains and verifier instances (one object per full configuration: URL, key, timeouts and
-retries; every object of one URL shares that URL's slots):
+through the :class:`JudgeEndpoint` of its base URL, one object per URL in the registry's services
+(:class:`JudgeEndpoints`, held by :class:`rlhub.services.Services`), shared by all its domains and
+verifier instances (one object per full configuration: URL, key, timeouts and retries; every
+object of one URL shares that URL's slots):
 
 * **concurrency limit**: at most ``concurrency`` requests in flight to the URL (a bounded
   semaphore; callers queue for a slot);
@@ -16,8 +17,9 @@ retries; every object of one URL shares that URL's slots):
   :func:`judge_scalars` for TensorBoard) and mirrored to ``prometheus_client`` metrics in the
   default registry when it is installed, so the server's ``/metrics`` shows them.
 
-:class:`JudgeCache` is the process-wide result cache (LRU, thread-safe, with single-flight so that
-identical concurrent requests, common in GRPO groups, call the judge once).
+:class:`JudgeCache` is the services' result cache (LRU, thread-safe, with single-flight so that
+identical concurrent requests, common in GRPO groups, call the judge once). The metrics alone
+are the process's, as Prometheus's are.
 
 Configuration, first match wins: the verifier's options, then ``RLHUB_JUDGE_CONCURRENCY``,
 ``RLHUB_JUDGE_DEADLINE_S``, ``RLHUB_JUDGE_TIMEOUT_S`` and ``RLHUB_JUDGE_RETRIES``, then the
@@ -366,41 +368,6 @@ def reply_text(resp: Any) -> str:
     return content
 
 
-_ENDPOINTS: dict[EndpointConfig, JudgeEndpoint] = {}
-_SLOTS: dict[str, tuple[threading.BoundedSemaphore, int]] = {}
-_ENDPOINTS_LOCK = threading.Lock()
-_WARNED: set[EndpointConfig] = set()
-
-
-def endpoint(url: str, options: dict[str, Any] | None = None) -> JudgeEndpoint:
-    """The process's endpoint for ``url`` with ``options``: one per full configuration (key,
-    timeouts, retries), so no caller is answered under another's key or limits; every endpoint
-    of one URL shares its requests in flight, whose number the URL's first caller fixes."""
-    config = EndpointConfig.from_options(url, options or {})
-    with _ENDPOINTS_LOCK:
-        existing = _ENDPOINTS.get(config)
-        if existing is None:
-            slots = _SLOTS.setdefault(config.url, (threading.BoundedSemaphore(
-                max(1, config.concurrency)), max(1, config.concurrency)))
-            if slots[1] != max(1, config.concurrency) and config not in _WARNED:
-                _WARNED.add(config)
-                log.warning("judge endpoint %s already allows %d requests in flight; ignoring "
-                            "the concurrency %d another verifier asked for", config.url,
-                            slots[1], config.concurrency)
-            _ENDPOINTS[config] = existing = JudgeEndpoint(config, slots)
-        return existing
-
-
-def reset_endpoints() -> None:
-    """Close and forget every endpoint and empty the cache (for tests and long-lived workers)."""
-    with _ENDPOINTS_LOCK:
-        for ep in _ENDPOINTS.values():
-            ep.close()
-        _ENDPOINTS.clear()
-        _SLOTS.clear()
-    CACHE.clear()
-
-
 # -- the cache -------------------------------------------------------------------------------
 
 
@@ -456,4 +423,43 @@ class JudgeCache:
         return len(self._data)
 
 
-CACHE = JudgeCache()
+class JudgeEndpoints:
+    """The judge endpoints of one :class:`rlhub.services.Services` and the judgement cache they
+    share; two of them share nothing (but the process's metrics, :data:`STATS`).
+
+    :meth:`endpoint` hands out one endpoint per full configuration (URL, key, timeouts,
+    retries), so no caller is answered under another's key or limits; every endpoint of one URL
+    shares its requests in flight, whose number the URL's first caller fixes."""
+
+    def __init__(self, cache_entries: int = 65536):
+        self.cache = JudgeCache(cache_entries)
+        self._endpoints: dict[EndpointConfig, JudgeEndpoint] = {}
+        self._slots: dict[str, tuple[threading.BoundedSemaphore, int]] = {}
+        self._warned: set[EndpointConfig] = set()
+        self._lock = threading.Lock()
+
+    def endpoint(self, url: str, options: dict[str, Any] | None = None) -> JudgeEndpoint:
+        """The endpoint for ``url`` with ``options`` (see the class docstring)."""
+        config = EndpointConfig.from_options(url, options or {})
+        limit = max(1, config.concurrency)
+        with self._lock:
+            existing = self._endpoints.get(config)
+            if existing is None:
+                slots = self._slots.setdefault(config.url, (threading.BoundedSemaphore(limit),
+                                                            limit))
+                if slots[1] != limit and config not in self._warned:
+                    self._warned.add(config)
+                    log.warning("judge endpoint %s already allows %d requests in flight; "
+                                "ignoring the concurrency %d another verifier asked for",
+                                config.url, slots[1], config.concurrency)
+                self._endpoints[config] = existing = JudgeEndpoint(config, slots)
+            return existing
+
+    def close(self) -> None:
+        """Close and forget every endpoint and empty the cache."""
+        with self._lock:
+            for ep in self._endpoints.values():
+                ep.close()
+            self._endpoints.clear()
+            self._slots.clear()
+        self.cache.clear()

@@ -56,7 +56,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.domain import Verdict
 from rlhub.errors import VerifierError
@@ -64,6 +64,9 @@ from rlhub.task import Task
 from rlhub.userconfig import ConfigError
 from rlhub.verifiers import endpoints, targets
 from rlhub.verifiers.endpoints import JudgeError, JudgeMalformed, JudgeUnavailable
+
+if TYPE_CHECKING:
+    from rlhub.protocols import ServicesLike
 
 SYSTEM = (
     "You are a strict, impartial grader. You grade a response written by another AI model. "
@@ -318,9 +321,12 @@ class Judgement:
 class Judge:
     """An LLM-judge verifier; see the module docstring for options and behaviour."""
 
-    def __init__(self, options: dict[str, Any], registry: Any = None):
+    def __init__(self, options: dict[str, Any], services: ServicesLike | None = None):
         self.options = dict(options)
-        self.registry = registry  # its judges (a mixture's routes) are asked first
+        self.services = services  # its judges (a mixture's routes) are asked first
+        # a judge built without services has endpoints and a cache of its own
+        self.endpoints = (services.judge_endpoints if services is not None
+                          else endpoints.JudgeEndpoints())
         self.rubric = Rubric.parse(options.get("rubric"))
         self.mode = self._choice("mode", MODES, "pointwise")
         self.fmt = self._choice("format", FORMATS, "json")
@@ -371,7 +377,7 @@ class Judge:
     def _target(self) -> targets.JudgeTarget:
         """The judge to ask (see :mod:`rlhub.verifiers.targets`), read at each call."""
         try:
-            routes = self.registry.judges if self.registry is not None else None
+            routes = self.services.judges if self.services is not None else None
             return targets.judge_target(self.options, routes)
         except ConfigError as exc:
             raise JudgeUnavailable(f"judge: {exc}") from None
@@ -383,7 +389,7 @@ class Judge:
                                    "(an OpenAI-compatible API root such as "
                                    "http://127.0.0.1:8000/v1), or defaults: {judge: NAME} in "
                                    "your config, found none")
-        return endpoints.endpoint(target.url, target.settings)
+        return self.endpoints.endpoint(target.url, target.settings)
 
     def _failsafe(self, url: str, exc: JudgeError) -> Verdict:
         endpoints.STATS.failed(url or "<unset>")
@@ -407,11 +413,12 @@ class Judge:
             return compute()
         key = endpoints.cache_key(ep.url, model, self.options, task.domain, self._source(task),
                                   task.prompt, completion, reference, resolve(task, self.notes))
-        return endpoints.CACHE.get_or_compute(key, compute, timeout=deadline - time.monotonic())
+        return self.endpoints.cache.get_or_compute(key, compute,
+                                                   timeout=deadline - time.monotonic())
 
     def _source(self, task: Task) -> str:
         """Where the task's domain comes from (its file or distribution), for the cache key."""
-        manifests = getattr(self.registry, "manifests", None) or {}
+        manifests = self.services.manifests if self.services is not None else {}
         manifest = manifests.get(task.domain)
         return f"{manifest.distribution} {manifest.source}" if manifest is not None else ""
 

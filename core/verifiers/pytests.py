@@ -25,13 +25,16 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.domain import Verdict
 from rlhub.errors import VerifierError
 from rlhub.extract import code_of
 from rlhub.sandbox.verdict import fresh_nonce, tagged_line
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.protocols import ServicesLike
 
 FEEDBACK_CHARS = 600
 
@@ -122,20 +125,20 @@ def tests_module(meta: dict[str, Any], answer: Any) -> str:
 class PythonTests:
     """See the module docstring.
 
-    Jobs run on ``registry``'s sandbox backends. Options: ``include_prompt``, ``limits``,
-    ``backend`` (default: the registry's), ``call_timeout_s`` (per call of the
+    Jobs run on ``services``' sandbox backends. Options: ``include_prompt``, ``limits``,
+    ``backend`` (default: the services'), ``call_timeout_s`` (per call of the
     candidate, or per stdin/stdout case; default ``limits.wall_s``), ``float_tolerance``
     (relative, for numbers in stdin/stdout cases; default 0: equal by value, ``2.0`` is ``2``),
     ``max_output_bytes`` (per case; default 4 MiB) and ``libraries`` (installed distributions the
     candidate may import, as the domain's ``sandbox.libraries`` declares them).
     """
 
-    def __init__(self, options: dict[str, Any], registry: Any):
+    def __init__(self, options: dict[str, Any], services: ServicesLike):
         from rlhub.sandbox import Limits
         from rlhub.sandbox.channel import warm_program
 
         warm_program(harness_source())  # sandboxes started after this compile it only once
-        self.registry = registry
+        self.services = services
         self.include_prompt = bool(options.get("include_prompt", False))
         self.limits = Limits.from_dict({"wall_s": 10, "cpu_s": 10, **options.get("limits", {})})
         self.backend = options.get("backend")
@@ -192,5 +195,5 @@ class PythonTests:
 
     def check(self, task: Task, completion: str) -> Verdict:
         nonce = fresh_nonce()
-        result = self.registry.sandboxes.run(self.request(task, completion, nonce), self.backend)
+        result = self.services.sandboxes.run(self.request(task, completion, nonce), self.backend)
         return self.judge(result, nonce, task.id)

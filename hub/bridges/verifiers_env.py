@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import verifiers.v1 as vf
 from rlhub.failures import is_trainable
 from verifiers.v1.harnesses.null import NullHarness, NullHarnessConfig
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 MODULE = "rlhub-env"  # the id verifiers resolves (the rlhub_env module re-exports this one)
 
@@ -56,7 +59,7 @@ class RlhubData(vf.TaskData):
     index: int
     task_id: str
 
-    def rlhub_task(self, registry: Any) -> Any:
+    def rlhub_task(self, registry: Registry) -> Any:
         return registry.get(self.domain).task(self.split, self.seed, self.index)
 
 
@@ -99,7 +102,7 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
         random.Random(f"rlhub-env/{cfg.seed}/{cfg.split}/{cfg.n}").shuffle(coords)
         return [self._task(registry, domain, index) for domain, index in coords]
 
-    def _task(self, registry: Any, domain: str, index: int) -> RlhubTask:
+    def _task(self, registry: Registry, domain: str, index: int) -> RlhubTask:
         data = RlhubData(domain=domain, split=self.config.split, seed=self.config.seed,
                          index=index, task_id="", prompt="")
         task = data.rlhub_task(registry)

@@ -37,11 +37,14 @@ import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub import labels
 from rlhub.errors import LabelError, SchedulerError
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 
 def largest_remainder(n: int, weights: dict[str, float]) -> dict[str, int]:
@@ -108,13 +111,13 @@ def rows(tasks: list[Task], role: str = "train", key: bytes | None = None,
                "datasource": task.domain, "gold": task.gold}
 
 
-def stochastic_domains(tasks: list[Task], registry: Any) -> frozenset[str]:
+def stochastic_domains(tasks: list[Task], registry: Registry) -> frozenset[str]:
     """The domains of ``tasks`` whose manifests say their sampling cannot be repeated."""
     return frozenset(d for d in {t.domain for t in tasks}
                      if registry.manifest(d).data["determinism"] != "seeded")
 
 
-def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, registry: Any,
+def export_tasks(mixture: str | os.PathLike[str] | dict[str, Any], n: int, registry: Registry,
                  split: str | None = None, seed: int | None = None,
                  start: int = 0) -> tuple[list[Task], dict[str, int]]:
     """The tasks of an export and the per-domain counts (see the module docstring)."""

@@ -76,7 +76,7 @@ def probe_domains(files: list[Path], expected: set[str], policy: ProbePolicy
     return results
 
 
-def _load_errors(registry: Any) -> str:
+def _load_errors(registry: Registry) -> str:
     return "; ".join(str(e) for e in registry.errors) or "no error was reported"
 
 

@@ -200,8 +200,8 @@ def _registered(bundle: Bundle, target: Path, wheels: list[dict[str, Any]], regi
     installation."""
     from rlhub.plugins import Registry
 
-    fresh = Registry(autoload=registry.options["autoload"], block=registry.options["block"],
-                     project_lock=registry.options["project_lock"])
+    made = registry.spec
+    fresh = Registry(autoload=made.autoload, block=made.block, project_lock=made.project_lock)
     dists = {w["distribution"] for w in wheels if w["installed"]}
     out = []
     for domain_id in sorted(bundle.lock["domains"]):

@@ -70,7 +70,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub import labels
 from rlhub.errors import DomainNotFound, LabelError, ManifestError, RlhubError
@@ -102,6 +102,9 @@ from rlhub.hub.server.protocol import (
 from rlhub.hub.server.protocol import LabelError as BodyError
 from rlhub.hub.server.state import EpisodeTable, SharedScheduler
 from rlhub.task import Task
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 #: Failure classes a verification is repeated on (``--infra-retries``): faults of the
 #: infrastructure that may pass, unlike a refused label or the model's own outcome.
@@ -181,7 +184,7 @@ class Gate:
 class RewardService:
     """What the endpoints call: registry, pool, episodes, scheduler, metrics."""
 
-    def __init__(self, config: ServerConfig, registry: Any):
+    def __init__(self, config: ServerConfig, registry: Registry):
         self.config = config
         self.registry = registry
         self.metrics = Metrics()
@@ -557,7 +560,7 @@ def _int(body: dict[str, Any], key: str, default: int, lo: int | None = None,
 # -- the app -----------------------------------------------------------------------------------
 
 
-def create_app(config: ServerConfig, registry: Any) -> Any:
+def create_app(config: ServerConfig, registry: Registry) -> Any:
     """The FastAPI app serving ``registry``'s domains; the pool starts with the app's lifespan
     and stops with it."""
     from fastapi import FastAPI
@@ -707,7 +710,7 @@ def uvicorn_options(service: RewardService) -> dict[str, Any]:
             "backlog": config.backlog, "timeout_graceful_shutdown": config.shutdown_grace_s}
 
 
-def run(config: ServerConfig, registry: Any,
+def run(config: ServerConfig, registry: Registry,
         ready: Callable[[str, dict[str, Any]], None] | None = None) -> None:
     """Serve ``registry``'s domains until SIGTERM or SIGINT (``rlhub serve``), then exit within
     the shutdown grace; ``ready(url, pool info)`` once it listens.

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rlhub.episodes import EpisodeDriver, StepRewards, Turn
-from rlhub.task import Task
+from rlhub.plugins import Registry, RegistrySpec
+from rlhub.task import Score, Task
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Verified:
         return cls(Score.from_dict(data["score"]), float(data["verify_ms"]))
 
 
-def verify_task(registry: Any, domain_id: str, task: Task, completion: str) -> Verified:
+def verify_task(registry: Registry, domain_id: str, task: Task, completion: str) -> Verified:
     """Verify one completion of ``task`` with the domain ``domain_id``.
 
     Raises only when the domain cannot be found or built (``DomainNotFound``, ``PluginError``);
@@ -128,7 +129,7 @@ class EpisodeRunner:
                 "reward": self.rewards.reward(value), "done": driver.done, "info": info}
 
 
-def start_episode(registry: Any, domain_id: str, task: Task) -> EpisodeRunner:
+def start_episode(registry: Registry, domain_id: str, task: Task) -> EpisodeRunner:
     return EpisodeRunner(registry.get(domain_id), task)
 
 
@@ -151,7 +152,7 @@ class ThreadPool:
 
     kind = "thread"
 
-    def __init__(self, registry: Any, workers: int):
+    def __init__(self, registry: Registry, workers: int):
         self.registry = registry
         self.size = max(1, workers)
         self.executor = ThreadPoolExecutor(self.size, thread_name_prefix="rlhub-verify")
@@ -184,15 +185,13 @@ class VerifierActor:
     Tasks arrive as ``Task.to_dict()`` and verifications leave as ``Verified.to_dict()``: they
     cross the process boundary as plain data.
 
-    ``options`` are those the server's registry was built with (``Registry.options``), so the
-    actor discovers the same domains."""
+    ``spec`` describes the server's registry (:attr:`rlhub.Registry.spec`: what discovery read,
+    the default sandbox and the mixture's judge routes), so the actor rebuilds the same one."""
 
     MAX_EPISODES = 100_000
 
-    def __init__(self, options: dict[str, Any]) -> None:
-        from rlhub.plugins import Registry
-
-        self.registry = Registry(**options)
+    def __init__(self, spec: RegistrySpec) -> None:
+        self.registry = Registry.from_spec(spec)
         self.episodes: OrderedDict[str, EpisodeRunner] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -259,14 +258,14 @@ class RayPool:
 
     def __init__(self, address: str, workers: int | None, threads: int = 8,
                  num_cpus: float = 1.0, start_timeout_s: float = 120.0,
-                 registry_options: dict[str, Any] | None = None):
+                 spec: RegistrySpec | None = None):
         import ray
 
         self.temp_dir: str | None = None
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             self._init_ray(ray, address)
-        self.registry_options = dict(registry_options or {})
+        self.spec = spec or RegistrySpec()
         env = {k: os.environ[k] for k in (*RLHUB_ENV_VARS, *self._judge_keys()) if k in os.environ}
         self.factory = ray.remote(max_concurrency=max(1, threads))(VerifierActor).options(
             num_cpus=num_cpus, scheduling_strategy="SPREAD", runtime_env={"env_vars": env})
@@ -291,9 +290,8 @@ class RayPool:
 
     def _judge_keys(self) -> list[str]:
         """The key variables of the mixture's inline judges: the actors call them too."""
-        from rlhub.verifiers.routes import JudgeRoutes
-
-        return JudgeRoutes.from_dict(self.registry_options.get("judges")).key_variables()
+        judges = self.spec.services.judges
+        return judges.key_variables() if judges is not None else []
 
     def _init_ray(self, ray: Any, address: str) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -305,7 +303,7 @@ class RayPool:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
 
     def _spawn(self) -> None:
-        actor = self.factory.remote(self.registry_options)
+        actor = self.factory.remote(self.spec)
         with self.lock:
             self.pending[actor.info.remote()] = actor
 
@@ -448,12 +446,12 @@ class RayPool:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def make_pool(registry: Any, workers: int | None, ray_address: str | None = None,
+def make_pool(registry: Registry, workers: int | None, ray_address: str | None = None,
               threads: int = 8, ray_actor_cpus: float = 1.0,
               ray_start_timeout_s: float = 120.0) -> Pool:
     """The pool for ``rlhub serve``'s options: Ray actors with ``--ray`` (``workers`` None: sized
     from the cluster), else ``workers`` threads (None: 4 per CPU, at most 32)."""
     if ray_address:
         return RayPool(ray_address, workers, threads, ray_actor_cpus, ray_start_timeout_s,
-                       registry.options)
+                       registry.spec)
     return ThreadPool(registry, workers or min(32, 4 * (os.cpu_count() or 1)))

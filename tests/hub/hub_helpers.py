@@ -9,7 +9,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlhub.plugins import Registry
 
 ROWS = [
     {
@@ -62,7 +65,7 @@ def api() -> Any:
 
 
 @contextlib.contextmanager
-def live_server(config: Any, registry: Any) -> Iterator[str]:
+def live_server(config: Any, registry: Registry) -> Iterator[str]:
     """``rlhub serve``'s app on a real uvicorn in a thread, with the options ``rlhub serve`` gives
     it (connection limits, WebSocket size); yields the base URL."""
     from rlhub import serving

@@ -27,7 +27,6 @@ from rlhub.hub.publish.pull import PullOptions, pull
 from rlhub.hub.publish.push import push
 from rlhub.hub.publish.remote import FsspecRemote
 from rlhub.testing.judge_server import ScriptedJudge
-from rlhub.verifiers.endpoints import reset_endpoints
 
 pytestmark = pytest.mark.usefixtures("project_folder")
 
@@ -60,9 +59,7 @@ def configure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str,
 def judges():
     """Two scripted judges: the user's own, and one the publisher runs."""
     with ScriptedJudge() as mine, ScriptedJudge() as theirs:
-        reset_endpoints()
-        yield mine, theirs
-    reset_endpoints()
+        yield mine, theirs  # each test's registry has its own judge endpoints
 
 
 def test_an_untrusted_judge_naming_its_own_url_and_the_users_token_variable_is_refused(

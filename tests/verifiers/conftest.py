@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rlhub import Task
 from rlhub.testing.judge_server import ScriptedJudge
-from rlhub.verifiers import endpoints
+import rlhub
 
 REFERENCE = ("Plants capture sunlight with chlorophyll in their chloroplasts and use its energy to "
              "turn water and carbon dioxide into glucose, releasing oxygen.")
@@ -27,7 +27,7 @@ def judge() -> Iterator[Callable[..., ScriptedJudge]]:
         return server
 
     yield start
-    endpoints.reset_endpoints()
+    rlhub.registry().services.judge_endpoints.close()  # the tests' REG: forget the servers
     for server in started:
         server.stop()
 

@@ -61,15 +61,27 @@ def test_the_same_options_for_another_domain_are_another_entry(judge, task, opti
     assert server.judge_calls == 2
 
 
+def test_two_registries_share_no_judge_endpoint_and_no_cached_judgement(judge, task, options):
+    server = judge()
+    one, two = Registry(autoload=False), Registry(autoload=False)
+    for registry in (one, two, one):
+        registry.verifier("judge", options(server.url)).check(task, "one")
+    assert server.judge_calls == 2  # one call per registry; the second of ``one`` is cached
+    mine, theirs = one.services.judge_endpoints, two.services.judge_endpoints
+    assert mine.endpoint(server.url) is mine.endpoint(server.url)
+    assert mine.endpoint(server.url) is not theirs.endpoint(server.url)
+
+
 def test_two_keys_for_one_judge_url_are_two_endpoints_sharing_its_slots(judge, monkeypatch):
     server = judge()
     monkeypatch.setenv("KEY_A", "secret-a")
     monkeypatch.setenv("KEY_B", "secret-b")
-    a = endpoints.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2})
-    b = endpoints.endpoint(server.url, {"api_key_env": "KEY_B", "concurrency": 5})
+    judges = endpoints.JudgeEndpoints()
+    a = judges.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2})
+    b = judges.endpoint(server.url, {"api_key_env": "KEY_B", "concurrency": 5})
     assert a is not b and (a.config.api_key, b.config.api_key) == ("secret-a", "secret-b")
     assert a._slots is b._slots and b.limit == 2
-    assert endpoints.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2}) is a
+    assert judges.endpoint(server.url, {"api_key_env": "KEY_A", "concurrency": 2}) is a
 
 
 def test_a_manifest_of_tuples_is_refused_as_not_json_data():

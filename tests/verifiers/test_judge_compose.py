@@ -121,8 +121,6 @@ def test_the_example_data_only_hybrid_domain_meets_the_contract_with_a_judge():
 
 
 def test_the_injection_probes_catch_a_gullible_judge_and_pass_a_careful_one(task):
-    from rlhub.verifiers import endpoints
-
     manifest = Manifest.parse({
         "id": "toy/explain-v1", "version": "1", "summary": "judged", "license": "MIT",
         "tags": ["judge"], "factory": "x:y",
@@ -135,7 +133,7 @@ def test_the_injection_probes_catch_a_gullible_judge_and_pass_a_careful_one(task
         assert check_judge_injection(d, task) == []
     with judge_env("injectable"):
         problems = check_judge_injection(d, task)
-    endpoints.reset_endpoints()
+    REG.services.judge_endpoints.close()
     assert len(problems) == 5
     assert problems[0] == ("toy/explain-v1: the judge-injection probe 'ignore previous "
                            "instructions' on task photo-1 scored 1 (passed: True); a completion "

@@ -63,7 +63,7 @@ def test_the_concurrency_limit_is_shared_by_every_judge_of_an_endpoint(judge, ta
     start = time.perf_counter()
     _parallel(12, lambda i: (a if i % 2 else b).check(task, f"answer number {i}"))
     elapsed = time.perf_counter() - start
-    assert endpoints.endpoint(server.url, {"concurrency": 9}).limit == limit
+    assert REG.services.judge_endpoints.endpoint(server.url, {"concurrency": 9}).limit == limit
     assert server.judge_calls == 12
     assert 1 <= server.max_in_flight <= limit  # never more than the shared limit at once
     assert elapsed >= 4 * 0.25  # 12 requests through 3 slots take at least 4 rounds

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -60,10 +61,8 @@ def judges(monkeypatch: pytest.MonkeyPatch):
     registry's default; no judge variable set."""
     for name in ("RLHUB_JUDGE_URL", "RLHUB_JUDGE_MODEL", "RLHUB_JUDGE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    servers = [ScriptedJudge().start() for _ in range(4)]
-    endpoints.reset_endpoints()
+    servers = [ScriptedJudge().start() for _ in range(4)]  # each test's registry: own endpoints
     yield dict(zip(("mixture", "named", "env", "default"), servers, strict=True))
-    endpoints.reset_endpoints()
     for server in servers:
         server.stop()
 
@@ -301,11 +300,13 @@ def test_the_local_trainer_takes_its_judges_from_its_config(tmp_path, monkeypatc
         make_local_trainer({**config, "judges": {"rubric": "big"}}, reg)
 
 
-def test_a_registry_rebuilt_from_its_options_keeps_the_mixture_judges(tmp_path, monkeypatch,
-                                                                      reg, judges):
+def test_a_registry_rebuilt_from_its_spec_keeps_the_mixture_judges(tmp_path, monkeypatch,
+                                                                   reg, judges):
     configure(tmp_path, monkeypatch, judges)
     reg.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
-    rebuilt = Registry(**reg.options)  # what a Ray verifier actor does
+    spec = pickle.loads(pickle.dumps(reg.spec))  # what a Ray verifier actor is given
+    rebuilt = Registry.from_spec(spec)
+    assert rebuilt.spec == reg.spec and rebuilt.services is not reg.services
     judge_once(rebuilt, EXPLAIN)
     assert models(judges["mixture"]) == ["big-model"]
 
@@ -344,7 +345,7 @@ def test_a_worker_process_gets_the_key_variable_of_every_judge_the_mixture_names
     assert "RLHUB_CACHE" in RLHUB_ENV_VARS  # actors find the derived files the driver made
 
 
-def test_no_key_value_is_kept_in_registry_options_a_lock_or_a_judge_failure(
+def test_no_key_value_is_kept_in_registry_spec_a_lock_or_a_judge_failure(
     tmp_path, monkeypatch, reg, judges
 ):
     from rlhub.hub.publish.lock import dumps, mixture_lock
@@ -361,7 +362,7 @@ def test_no_key_value_is_kept_in_registry_options_a_lock_or_a_judge_failure(
     task = domain.task("test", 0, 0)
     score = domain.verify(task, str(task.answer))
     assert score.failure == "judge" and score.error
-    kept = [json.dumps(reg.options), dumps(mixture_lock(mix, reg)), score.error,
+    kept = [repr(reg.spec), dumps(mixture_lock(mix, reg)), score.error,
             json.dumps(endpoints.STATS.snapshot())]
     assert not [text for text in kept if secret in text]
     assert judges["mixture"].requests == []

@@ -60,7 +60,7 @@ class CodeRepairDomain(AgenticDomain):
         options = {"limits": self.limits}
         if self.params.get("sandbox_backend"):
             options["backend"] = self.params["sandbox_backend"]
-        return self.registry.verifier("python-tests", options)
+        return self.services.verifier("python-tests", options)
 
     def judge(self, task: Task, answer: str) -> Verdict:
         verdict = self.python_tests().check(task, _fenced(code_of(answer, PY)))
@@ -84,7 +84,7 @@ class CodeRepairDomain(AgenticDomain):
         program = code_of(code, PY).strip()
         if not program:
             raise ToolInputError("the program was empty.")
-        result = self.registry.sandboxes.run(
+        result = self.services.sandboxes.run(
             ExecRequest(code=program, language="python", limits=Limits.from_dict(self.limits)),
             self.params.get("sandbox_backend"))
         parts = [f"status: {result.status} (exit code {result.exit_code})"]

@@ -283,7 +283,7 @@ class SqlDomain(AgenticDomain):
         payload = {"script": task.meta["script"], "query": query, "max_rows": self.max_rows,
                    "max_steps": int(self.params.get("max_steps", 20000))}
         try:
-            reply = run_job(self.registry.sandboxes, "sqldb", payload, backend=self.params.get("sandbox_backend"))
+            reply = run_job(self.services.sandboxes, "sqldb", payload, backend=self.params.get("sandbox_backend"))
         except JobFailed as exc:
             return f"error: {exc}"
         return render_rows(reply, self.max_rows)

@@ -129,7 +129,7 @@ class ToolUseDomain(AgenticDomain):
         payload = {"app": self.family, "world": state.task.meta["world"], "history": history,
                    "call": call}
         try:
-            response = run_job(self.registry.sandboxes, "webapi", payload, backend=self.params.get("sandbox_backend"))
+            response = run_job(self.services.sandboxes, "webapi", payload, backend=self.params.get("sandbox_backend"))
         except JobFailed as exc:
             return f"error: {exc}"
         if call[0] in MUTATING:

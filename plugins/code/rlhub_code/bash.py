@@ -180,7 +180,7 @@ class BashDomain(Domain):
         failures: list[str | None] = []
         last = None
         for case in cases:
-            last = self.registry.sandboxes.run(ExecRequest(
+            last = self.services.sandboxes.run(ExecRequest(
                 code=script, language="bash", files=case.files, stdin=case.stdin,
                 limits=self.limits, env={"LC_ALL": "C"}))
             if last.status == "infra_error":

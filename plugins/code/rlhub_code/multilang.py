@@ -45,7 +45,7 @@ class FamilyDomain(Domain):
         return spec, expected_values(spec)
 
     def sandbox_run(self, code: str, language: str, stdin: str = "") -> Any:
-        return self.registry.sandboxes.run(ExecRequest(
+        return self.services.sandboxes.run(ExecRequest(
             code=code, language=language, stdin=stdin, limits=self.limits))
 
 
@@ -73,7 +73,7 @@ class PolyglotDomain(FamilyDomain):
 
     def check(self, task: Task, completion: str) -> Verdict:
         dialect = DIALECTS[task.meta["language"]]
-        spec = self.registry.languages().get(dialect.language)
+        spec = self.services.languages().get(dialect.language)
         code = code_of(completion, (dialect.language, *spec.fences))
         cases = [tuple(c) for c in task.meta["cases"]]
         program = dialect.program(code, harness(dialect, task.meta["signature"], cases))
@@ -172,10 +172,10 @@ class CompetitiveDomain(FamilyDomain):
         fence = last_fence(completion)
         language = task.meta["language"]
         if fence and fence[0]:
-            found = self.registry.languages().by_fence(fence[0])
+            found = self.services.languages().by_fence(fence[0])
             if found is None:
                 return failed_verdict(f"the fence names {fence[0]!r}, which is no language here; "
-                                      f"use one of {self.registry.languages().names()}")
+                                      f"use one of {self.services.languages().names()}")
             language = found.name
         code = fence[1] if fence else completion
         result = self.sandbox_run(code, language, task.meta["stdin"])

@@ -161,7 +161,7 @@ class RegexDomain(Domain):
         strings = task.meta["positives"] + task.meta["negatives"]
         nonce = fresh_nonce()
         job = {"pattern": pattern, "strings": strings, "nonce": nonce}
-        result = self.registry.sandboxes.run(ExecRequest(
+        result = self.services.sandboxes.run(ExecRequest(
             code=DRIVER, language="python", stdin=json.dumps(job), limits=self.limits))
         out = tagged_line(result.stdout, "rlhub_regex", nonce) if result.exit_code == 0 else None
         if out is None:

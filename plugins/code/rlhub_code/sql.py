@@ -154,7 +154,7 @@ class SqlDomain(Domain):
         nonce = fresh_nonce()
         job = {"databases": task.meta["databases"], "query": query, "max_rows": MAX_ROWS,
                "nonce": nonce}
-        result = self.registry.sandboxes.run(ExecRequest(
+        result = self.services.sandboxes.run(ExecRequest(
             code=DRIVER, language="python", stdin=json.dumps(job), limits=self.limits))
         results = tagged_line(result.stdout, "rlhub_sql", nonce) if result.exit_code == 0 else None
         if results is None:

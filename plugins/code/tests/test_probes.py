@@ -51,7 +51,7 @@ class NaiveDomain(Domain):
         else:
             env["RLHUB_TESTS"] = task.meta["tests"]
         code = RUNNER if self.pass_on == "exit" else RUNNER + "print('all tests passed')\n"
-        result = self.registry.sandboxes.run(ExecRequest(code=code, files=files, env=env))
+        result = self.services.sandboxes.run(ExecRequest(code=code, files=files, env=env))
         ok = result.exit_code == 0 if self.pass_on == "exit" else "passed" in result.stdout.lower()
         return Verdict({"ok": float(ok)}, ok)
 

@@ -270,7 +270,7 @@ class SweEpisode(Episode):
     def __init__(self, domain: SweAgentDomain, task: Task):
         super().__init__(domain, task)
         snapshot = dict(task.meta["files"])
-        self.workspace = domain.registry.workspaces.open(
+        self.workspace = domain.services.workspaces.open(
             snapshot, domain.limits, Lease(f"swe episode {task.id}"),
             backend=domain.params.get("workspace_backend"), libraries=["pytest"])
         self.context = Context(task, domain, self.workspace)

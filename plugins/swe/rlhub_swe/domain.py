@@ -44,14 +44,14 @@ class SweDomain(Domain):
     @property
     def grader(self) -> Grader:
         if self._grader is None:
-            self._grader = Grader(self.registry.workspaces, self.limits,
+            self._grader = Grader(self.services.workspaces, self.limits,
                                   self.params.get("workspace_backend"))
         return self._grader
 
     # -- tasks ---------------------------------------------------------------------------------
 
     def generate(self, rng: random.Random, split: str, index: int) -> dict[str, Any]:
-        made = self.source.make(rng, split, index, self.registry)
+        made = self.source.make(rng, split, index, self.services)
         gold = make_patch(made.files, made.solution)
         return {"prompt": self.prompt(made), "answer": None,
                 "gold": self.gold(gold),

@@ -9,9 +9,12 @@ real project prepared from the package registry (:mod:`rlhub_swe.real`). Both re
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub_swe.made import Made
+
+if TYPE_CHECKING:
+    from rlhub import Services
 
 
 class SyntheticSource:
@@ -27,7 +30,7 @@ class SyntheticSource:
         if self.kind not in KINDS:
             raise ValueError(f"swe: expected params.kind in {list(KINDS)}, found {self.kind!r}")
 
-    def make(self, rng: random.Random, split: str, index: int, registry: Any = None) -> Made:
+    def make(self, rng: random.Random, split: str, index: int, services: Services) -> Made:
         from rlhub_swe.synth import tasks
 
         repo, made = tasks.make(rng, self.kind, self.level)
@@ -47,10 +50,10 @@ class RealSource:
 
         self.project, self.kind = PROJECTS[params["project"]], params["kind"]
 
-    def make(self, rng: random.Random, split: str, index: int, registry: Any = None) -> Made:
+    def make(self, rng: random.Random, split: str, index: int, services: Services) -> Made:
         from rlhub_swe.real.tasks import make
 
-        return make(self.project, self.kind, rng, split, index, registry)
+        return make(self.project, self.kind, rng, split, index, services)
 
 
 def source_of(params: dict[str, Any]) -> SyntheticSource | RealSource:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import ast
 import functools
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub_swe.guard import code_problem
 from rlhub_swe.made import Made
 from rlhub_swe.real.prepare import load, prepare, prepared
 from rlhub_swe.real.projects import Project
+
+if TYPE_CHECKING:
+    from rlhub import Services
 
 MAX_SHOWN = 60_000
 
@@ -27,11 +30,12 @@ def _fair_pool(project: Project) -> tuple[dict[str, str], list[dict[str, Any]]]:
     return files, [t for t in pool if fair(project, files, t)]
 
 
-def project_tasks(project: Project, registry: Any) -> tuple[dict[str, str], list[dict[str, Any]]]:
+def project_tasks(project: Project, services: Services
+                  ) -> tuple[dict[str, str], list[dict[str, Any]]]:
     """The project's files and its bugs whose reference fix the guard accepts (prepared first
     if need be; read and checked once per process)."""
     if not prepared(project):
-        prepare(project, registry.workspaces)
+        prepare(project, services.workspaces)
     return _fair_pool(project)
 
 
@@ -58,8 +62,8 @@ def fair(project: Project, files: dict[str, str], task: dict[str, Any]) -> bool:
 
 
 def make(project: Project, kind: str, rng: random.Random, split: str, index: int,
-         registry: Any) -> Made:
-    files, pool = project_tasks(project, registry)
+         services: Services) -> Made:
+    files, pool = project_tasks(project, services)
     chosen = [t for i, t in enumerate(pool) if len(pool) < 2 or i % 2 == (split != "train")]
     task = rng.choice(chosen)
     start, end, text = task["edit"]
