@@ -45,10 +45,12 @@ load would be the worst answer. At most ``max_inflight`` requests are admitted a
 the limit waits there. A request is admitted only once its whole body has arrived: bodies are read
 first, each under ``body_timeout_s`` and ``max_body_bytes`` (:func:`.guard.read_raw`), so a client
 that sends its body slowly (or never) holds its connection until that deadline and never a slot.
-Connections are capped per client address (``max_connections_per_client``) and must send each
-request's headers within ``header_timeout_s`` (:mod:`.connections`); connections beyond those wait
-in the listen backlog (``backlog``, kernel memory). Admitted work goes to a pool of ``workers``
-threads or Ray actors (:mod:`.pool`); the event loop only parses and answers. A verification that
+Connections are capped per client address (``max_connections_per_client``, 4096: OpenRLHF opens
+one per sample, so one trainer host may hold thousands; the server raises its open-files limit to
+hold them) and must send each request's headers within ``header_timeout_s`` (:mod:`.connections`);
+connections beyond those wait in the listen backlog (``backlog``, kernel memory). Admitted work
+goes to a pool of ``workers`` threads or Ray actors (:mod:`.pool`); the event loop only parses
+and answers. A verification that
 overruns ``verify_timeout_s × 3`` of its domain is answered with the minimum reward and
 ``error = 1`` (its thread finishes in the background).
 
@@ -96,7 +98,7 @@ from rlhub.hub.server.bodies import (
     VerifyResults,
     validate,
 )
-from rlhub.hub.server.connections import ConnectionLimits, limited_protocol
+from rlhub.hub.server.connections import ConnectionLimits, limited_protocol, raise_open_files
 from rlhub.hub.server.dedupe import Answer, RequestLog, error
 from rlhub.hub.server.guard import (
     BodyBudget,
@@ -149,7 +151,7 @@ class ServerConfig:
     max_buffered_bytes: int = 1 << 30  # bodies in memory at once, arriving or parked at the gate
     body_timeout_s: float = 30.0
     header_timeout_s: float = 10.0
-    max_connections_per_client: int = 1024
+    max_connections_per_client: int = 4096
     max_items: int = 1024
     infra_retries: int = 2
     max_request_keys: int = 50_000
@@ -688,6 +690,7 @@ def run(config: ServerConfig, registry: Any,
     gave up, so the command exits with its message."""
     from rlhub.serving import serve
 
+    raise_open_files()
     app = create_app(config, registry)
     service = app.state.service
 
