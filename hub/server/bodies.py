@@ -43,7 +43,7 @@ def mismatch(template: str, value: Any, info: ValidationInfo | None = None
              ) -> PydanticCustomError:
     """The validation error ``template`` words for ``value``: the template is formatted with
     ``value``, its ``type`` name, its ``json`` text, the ``field`` and the validation context."""
-    found = json.dumps(value, default=str)
+    found = json.dumps(value, default=str) if "{json" in template else None
     context = (info.context if info else None) or {}
     message = template.format(value=value, type=type(value).__name__, json=found,
                               field=info.field_name if info else None, **context)
@@ -102,7 +102,9 @@ Seed = Annotated[StrictInt, expected("expected 'seed' to be an integer, found {v
 Index = Annotated[StrictInt, Field(ge=0),
                   expected("expected {field!r} to be an integer >= 0, found {value!r}")]
 Split = Annotated[str, BeforeValidator(str)]
-#: Where a request's task comes from when it has neither label nor task.
+DomainId = Annotated[str | None,
+                     expected("expected 'domain' to be a domain id (a string), found {value!r}")]
+#: The sentences of checks that span fields, or that the server makes again after validation.
 LABEL_OR_TASK = "expected 'label' or 'task' (an object, Task.to_dict()), found {type}"
 COMPLETION = ("expected 'completion' to be a string (or 'message' an OpenAI assistant message), "
               "found {type}")
@@ -153,7 +155,7 @@ class SampleRequest(BaseModel):
 
     n: Annotated[StrictInt, Field(ge=1), AfterValidator(_within_max_items),
                  expected("expected 'n' to be an integer in [1, {max_items}], found {value!r}")] = 1
-    domain: str | None = None
+    domain: DomainId = None
     split: Split = "train"
     seed: Seed = 0
     start: Index = 0
@@ -201,6 +203,7 @@ class Completion(BaseModel):
 
     @property
     def text(self) -> str:
+        """The completion as one text (a message's tool calls rendered into it)."""
         if self.completion is not None:
             return self.completion
         from rlhub.tools import completion_text
@@ -280,7 +283,7 @@ class EpisodeRequest(TaskRef):
     """``/v1/episodes``: a ``label`` or ``task``, else ``domain``'s task at ``(split, seed,
     index)``."""
 
-    domain: str | None = None
+    domain: DomainId = None
     split: Split = "train"
     seed: Seed = 0
     index: Index = 0
