@@ -4,9 +4,17 @@ The server runs as a child process on 127.0.0.1. Like OpenRLHF 0.11.2's reward c
 request carries one sample and opens a new connection (a new ``aiohttp.ClientSession``), with
 ``--concurrency`` requests in flight. The items alternate math and code domains, gold and wrong
 completions. The in-process baseline verifies the same items with ``Domain.verify`` on a thread
-pool of the server's size at the same concurrency, in the same run. Prints JSON: req/s, p50/p99
-latency, failures (transport errors, non-200 answers, error-flagged rewards, or a reward that
-differs from the in-process one; must be 0), and ``ratio`` = server req/s / in-process req/s.
+pool of the server's size at the same concurrency, in the same run. The two alternate in
+``--rounds`` rounds over slices of the items (in process then over HTTP, then the other way
+round), so a load on the machine that comes and goes weighs on both alike. Prints JSON: req/s,
+p50/p99 latency, failures (transport errors, non-200 answers, error-flagged rewards, or a reward
+that differs from the in-process one; must be 0), and ``ratio`` = server req/s / in-process req/s
+over all rounds.
+
+``many`` is a second run with ``--many`` clients at once (2,000 by default; every one a new
+connection from 127.0.0.1, so the server's file limit, listen backlog and per-address cap must
+hold them), bounded in requests (``--many-requests``) and in time (``--many-deadline``): it
+must also end with 0 failures, and quotes its p50/p99 latency.
 
 ``limits`` quotes what the server's protections cost per request, measured on the same machine:
 reading a body under its deadline (``asyncio.timeout``) against reading it without one, and
@@ -18,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -69,15 +78,17 @@ async def in_process(work: list[dict[str, Any]], workers: int, concurrency: int)
     return {"req_s": len(work) / wall, "wall_s": wall, "rewards": rewards}
 
 
-async def over_http(url: str, work: list[dict[str, Any]], concurrency: int) -> dict[str, Any]:
-    """``work`` posted to ``url``, one sample and one new connection per request."""
+async def over_http(url: str, work: list[dict[str, Any]], concurrency: int,
+                    deadline_s: float = 600.0) -> dict[str, Any]:
+    """``work`` posted to ``url``, one sample and one new connection per request; what has not
+    been answered within ``deadline_s`` counts as failed."""
     import aiohttp
 
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
     rewards: list[float | None] = [None] * len(work)
     problems: list[str] = []
-    timeout = aiohttp.ClientTimeout(total=180)
+    timeout = aiohttp.ClientTimeout(total=deadline_s)
 
     async def one(i: int, item: dict[str, Any]) -> None:
         async with gate:
@@ -96,11 +107,22 @@ async def over_http(url: str, work: list[dict[str, Any]], concurrency: int) -> d
             rewards[i] = body["rewards"][0]
 
     started = time.perf_counter()
-    await asyncio.gather(*(one(i, it) for i, it in enumerate(work)))
+    try:
+        async with asyncio.timeout(deadline_s):
+            await asyncio.gather(*(one(i, it) for i, it in enumerate(work)))
+    except TimeoutError:
+        problems.append(f"{rewards.count(None)} requests unanswered after {deadline_s:g} s")
     wall = time.perf_counter() - started
-    stats = summary(latencies or [float("nan")])
-    return {"req_s": len(work) / wall, "wall_s": wall, "rewards": rewards, "problems": problems,
-            "p50_ms": stats["median_ms"], "p99_ms": stats["p99_ms"]}
+    return {"wall_s": wall, "rewards": rewards, "problems": problems, "latencies": latencies}
+
+
+def joined(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs over consecutive slices of the items as one run: rewards in order, walls summed."""
+    wall = sum(r["wall_s"] for r in runs)
+    rewards = [x for r in runs for x in r["rewards"]]
+    return {"wall_s": wall, "req_s": len(rewards) / wall, "rewards": rewards,
+            "problems": [p for r in runs for p in r.get("problems", [])],
+            "latencies": [x for r in runs for x in r.get("latencies", [])]}
 
 
 class _Request:
@@ -156,33 +178,71 @@ def limits_cost(n: int = 20000) -> dict[str, float]:
             "deadline_cost_us": timed - plain, "connection_cap_us": admit}
 
 
+def client_files(wanted: int) -> None:
+    """Let this (client) process open ``wanted`` files: one per concurrent connection."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+
+
+def checked(http: dict[str, Any], local: list[float]) -> dict[str, Any]:
+    """An HTTP run's figures, its failures counting every reward that differs from ``local``."""
+    http = joined([http])
+    mismatched = sum(1 for a, b in zip(http["rewards"], local) if a != b)
+    stats = summary(http["latencies"] or [float("nan")])
+    return {"requests": len(http["rewards"]), "req_s": http["req_s"],
+            "p50_ms": stats["median_ms"], "p99_ms": stats["p99_ms"], "wall_s": http["wall_s"],
+            "failures": len(http["problems"]) + mismatched, "reward_mismatches": mismatched,
+            "first_problems": http["problems"][:5]}
+
+
+def rounds(url: str, work: list[dict[str, Any]], count: int, workers: int, concurrency: int
+           ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(over HTTP, in process)`` on ``count`` consecutive slices of ``work``, alternating."""
+    size = -(-len(work) // count)
+    http, local = [], []
+    for k in range(count):
+        part = work[k * size:(k + 1) * size]
+        order = [("local", in_process(part, workers, concurrency)),
+                 ("http", over_http(url, part, concurrency))]
+        for kind, run in order if k % 2 == 0 else order[::-1]:
+            (local if kind == "local" else http).append(asyncio.run(run))
+    return joined(http), joined(local)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", type=int, default=6000, help="requests (at least 5000 to count)")
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--workers", type=int, default=8, help="server and baseline threads")
     parser.add_argument("--distinct", type=int, default=64, help="distinct tasks per domain")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations of the two runs")
+    parser.add_argument("--many", type=int, default=2000, help="clients at once, second run")
+    parser.add_argument("--many-requests", type=int, default=4000,
+                        help="second run's requests (the first ones of -n)")
+    parser.add_argument("--many-deadline", type=float, default=600.0,
+                        help="seconds the second run may take")
     args = parser.parse_args()
+    client_files(args.many + 256)
     work = items(args.n, args.distinct)
+    many = work[:args.many_requests]
     warm = items(4 * len(DOMAINS), 4)
+    asyncio.run(in_process(warm, args.workers, 16))
     with tempfile.TemporaryDirectory(prefix="rlhub-bench-home-") as home, \
             ServerProcess(["--workers", str(args.workers)], env={"RLHUB_HOME": home}) as server:
         url = server.url + "/get_reward"
         asyncio.run(over_http(url, warm, 16))
-        http = asyncio.run(over_http(url, work, args.concurrency))
-    asyncio.run(in_process(warm, args.workers, 16))
-    local = asyncio.run(in_process(work, args.workers, args.concurrency))
-    mismatched = sum(1 for a, b in zip(http["rewards"], local["rewards"]) if a != b)
-    failures = len(http["problems"]) + mismatched
+        http, local = rounds(url, work, args.rounds, args.workers, args.concurrency)
+        crowd = asyncio.run(over_http(url, many, args.many, args.many_deadline))
     result = {
         "bench": "server", "requests": args.n, "concurrency": args.concurrency,
         "workers": args.workers, "cpus": os.cpu_count(), "domains": list(DOMAINS),
-        "new_connection_per_request": True,
-        "server": {"req_s": http["req_s"], "p50_ms": http["p50_ms"], "p99_ms": http["p99_ms"],
-                   "wall_s": http["wall_s"], "failures": failures,
-                   "reward_mismatches": mismatched, "first_problems": http["problems"][:5]},
+        "new_connection_per_request": True, "rounds": args.rounds,
+        "server": checked(http, local["rewards"]),
         "in_process": {"req_s": local["req_s"], "wall_s": local["wall_s"]},
-        "ratio": http["req_s"] / local["req_s"], "target_ratio": 0.5,
+        "ratio": http["req_s"] / local["req_s"], "target_ratio": 0.85,
+        "many": {"concurrency": args.many, "deadline_s": args.many_deadline,
+                 **checked(crowd, local["rewards"])},
         "limits": limits_cost(),
         "pass_rate": sum(r == 1.0 for r in local["rewards"]) / len(work),
     }
@@ -197,6 +257,11 @@ def table(r: dict[str, Any]) -> list[Row]:
              f"{s['failures']} failures",
              f"the same verifications in process: {r['in_process']['req_s']:.0f} req/s; "
              + ratio(r["ratio"], r["target_ratio"])),
+            (f"the same server with {r['many']['concurrency']} clients at once "
+             f"({r['many']['requests']} requests, a new connection each)",
+             f"{r['many']['req_s']:.0f} req/s, p50 {r['many']['p50_ms']:.0f} ms, "
+             f"p99 {r['many']['p99_ms']:.0f} ms, {r['many']['failures']} failures",
+             f"0 failures within {r['many']['deadline_s']:g} s"),
             ("reading a request body under its deadline, per request",
              f"{r['limits']['deadline_cost_us']:+.1f} us "
              f"({r['limits']['body_read_with_deadline_us']:.1f} us per read)",

@@ -62,7 +62,7 @@ def serve(
     header_timeout: float = typer.Option(10.0, "--header-timeout", min=0.001, help="Seconds a "
                                          "connection may take to send a request's headers; "
                                          "later it is closed."),
-    max_connections_per_client: int = typer.Option(1024, "--max-connections-per-client", min=1,
+    max_connections_per_client: int = typer.Option(4096, "--max-connections-per-client", min=1,
                                                    help="Open connections per client address; "
                                                    "more are refused with 503."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),

@@ -39,6 +39,8 @@ import asyncio
 import json
 from typing import Any
 
+from rlhub.hub.server.bodies import EpisodeRequest, SampleRequest, StepRequest, validate
+
 RESET_KEYS = {"domain", "split", "seed", "index", "episode_id"}
 ACTION_SCHEMA = {"title": "RlhubAction", "type": "object", "required": ["message"],
                  "additionalProperties": False,
@@ -91,8 +93,9 @@ class OpenEnvSession:
         body = {k: data[k] for k in ("domain", "split", "seed", "index") if k in data}
         async with self.service.gate.admit():
             if "domain" not in body:
-                body = {"task": (await self.service.sample({"n": 1}))["tasks"][0]}
-            opened = await self.service.open_episode(body)
+                body = {"task": (await self.service.sample(SampleRequest())).tasks[0]}
+            opened = await self.service.open_episode(
+                validate(EpisodeRequest, body, self.service.context))
         self.episode_id, self.task = opened["episode_id"], opened["task"]
         self.steps, self.max_turns = 0, opened["max_turns"]
         prompt = opened["observation"]
@@ -107,7 +110,7 @@ class OpenEnvSession:
             raise ProtocolError("VALIDATION_ERROR", "expected the action {\"message\": "
                                 f"\"<completion>\"}}, found keys {sorted(data)}")
         async with self.service.gate.admit():
-            result = await self.service.step({"completion": message}, self.episode_id)
+            result = await self.service.step(StepRequest(completion=message), self.episode_id)
         self.steps += 1
         if result["done"]:
             self.episode_id = None

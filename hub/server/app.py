@@ -27,6 +27,9 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 ``GET /health``, ``/metrics``  Liveness with pool and queue state; Prometheus metrics.
 =============================  =====================================================================
 
+Request and response bodies are pydantic models (:mod:`.bodies`); a body that does not fit its
+model is answered 400 with what was expected and what was found.
+
 Calls that change state (``/v1/sample``, ``/v1/episodes``, ``.../step``, ``/v1/scheduler/observe``)
 take an ``Idempotency-Key`` header (:mod:`.dedupe`): a retry with the same key gets the first
 request's answer instead of running again. A verification (``/get_reward``, ``/v1/verify``) that
@@ -42,10 +45,12 @@ load would be the worst answer. At most ``max_inflight`` requests are admitted a
 the limit waits there. A request is admitted only once its whole body has arrived: bodies are read
 first, each under ``body_timeout_s`` and ``max_body_bytes`` (:func:`.guard.read_raw`), so a client
 that sends its body slowly (or never) holds its connection until that deadline and never a slot.
-Connections are capped per client address (``max_connections_per_client``) and must send each
-request's headers within ``header_timeout_s`` (:mod:`.connections`); connections beyond those wait
-in the listen backlog (``backlog``, kernel memory). Admitted work goes to a pool of ``workers``
-threads or Ray actors (:mod:`.pool`); the event loop only parses and answers. A verification that
+Connections are capped per client address (``max_connections_per_client``, 4096: OpenRLHF opens
+one per sample, so one trainer host may hold thousands; the server raises its open-files limit to
+hold them) and must send each request's headers within ``header_timeout_s`` (:mod:`.connections`);
+connections beyond those wait in the listen backlog (``backlog``, kernel memory). Admitted work
+goes to a pool of ``workers`` threads or Ray actors (:mod:`.pool`); the event loop only parses
+and answers. A verification that
 overruns ``verify_timeout_s × 3`` of its domain is answered with the minimum reward and
 ``error = 1`` (its thread finishes in the background).
 
@@ -65,22 +70,39 @@ import asyncio
 import contextlib
 import functools
 import json
-import math
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from rlhub import labels
 from rlhub.errors import DomainNotFound, LabelError, ManifestError, RlhubError
 from rlhub.failures import of_exception
-from rlhub.hub.server.connections import ConnectionLimits, limited_protocol
+from rlhub.hub.server.bodies import (
+    UNSCHEDULED,
+    EpisodeRequest,
+    LeaseAnswer,
+    ObserveRequest,
+    RewardAnswer,
+    RewardRequest,
+    SampleAnswer,
+    SampleRequest,
+    StepRequest,
+    TaskRef,
+    VerifyItem,
+    VerifyRequest,
+    VerifyResult,
+    VerifyResults,
+    validate,
+)
+from rlhub.hub.server.connections import ConnectionLimits, limited_protocol, raise_open_files
 from rlhub.hub.server.dedupe import Answer, RequestLog, error
 from rlhub.hub.server.guard import (
     BodyBudget,
     RequestRefused,
-    check_items,
     claimed_domain,
     exit_past_stuck_threads,
     isolated,
@@ -95,11 +117,9 @@ from rlhub.hub.server.protocol import (
     ApiError,
     Outcome,
     answer,
-    batch_items,
     decode_response,
     outcome_from_score,
 )
-from rlhub.hub.server.protocol import LabelError as BodyError
 from rlhub.hub.server.state import EpisodeTable, SharedScheduler
 from rlhub.task import Task
 
@@ -134,7 +154,7 @@ class ServerConfig:
     max_buffered_bytes: int = 1 << 30  # bodies in memory at once, arriving or parked at the gate
     body_timeout_s: float = 30.0
     header_timeout_s: float = 10.0
-    max_connections_per_client: int = 1024
+    max_connections_per_client: int = 4096
     max_items: int = 1024
     infra_retries: int = 2
     max_request_keys: int = 50_000
@@ -199,6 +219,7 @@ class RewardService:
         self.scheduler = SharedScheduler(self._scheduler(), config.episode_ttl_s)
         self.label_key = labels.load_key(config.label_key_file) or labels.new_key()
         self.labels = labels.LabelGate(registry, key=self.label_key, domains=self._served())
+        self.context = {"max_items": config.max_items}  # what request bodies are validated with
         self.pool: Pool | None = None
         self.startup_error: Exception | None = None  # why open() failed, for run() to raise
         self.started = time.time()
@@ -233,12 +254,10 @@ class RewardService:
 
     # -- rewards ---------------------------------------------------------------------------
 
-    async def rewards(self, body: Any) -> dict[str, Any]:
-        queries, prompts, labels_ = batch_items(body)
-        check_items(len(queries), self.config.max_items)
+    async def rewards(self, body: RewardRequest) -> RewardAnswer:
         outcomes = await asyncio.gather(*(isolated(self.reward_one(q, p, lab), 0.0)
-                                          for q, p, lab in zip(queries, prompts, labels_)))
-        return answer(list(outcomes))
+                                          for q, p, lab in body.samples()))
+        return RewardAnswer(**answer(list(outcomes)))
 
     async def reward_one(self, query: Any, prompt: Any, label: Any) -> Outcome:
         try:
@@ -261,16 +280,9 @@ class RewardService:
         self.metrics.errors.labels(manifest.id if manifest else "unknown", "label").inc()
         return label_refused(manifest, str(exc))
 
-    async def _open(self, item: dict[str, Any]) -> Any:
+    async def _open(self, ref: TaskRef) -> Any:
         """The authentic task of a ``/v1`` body: its ``label``, or its ``task`` as a label."""
-        label = item.get("label")
-        if label is None:
-            data = item.get("task")
-            if not isinstance(data, dict):
-                raise ApiError(400, "expected 'label' or 'task' (an object, Task.to_dict()), "
-                                    f"found {type(data).__name__}")
-            label = {"domain": data.get("domain"), "task": data}
-        return await asyncio.to_thread(self.labels.open, label)
+        return await asyncio.to_thread(self.labels.open, ref.claimed_label())
 
     def _manifest(self, domain: str | None) -> Any | None:
         if domain is None:
@@ -344,26 +356,23 @@ class RewardService:
                          "sandbox": m.data["sandbox"].get("kind", "none")})
         return rows
 
-    async def sample(self, body: dict[str, Any]) -> dict[str, Any]:
-        n = _int(body, "n", 1, 1, self.config.max_items)
-        if body.get("domain"):
-            domain = self._domain(body["domain"])
-            split, seed = str(body.get("split", "train")), _int(body, "seed", 0)
-            start = _int(body, "start", 0, 0)
-            tasks = await asyncio.to_thread(_sample, domain, n, split, seed, start)
-            return {"source": "domain", "tasks": [t.to_dict() for t in tasks],
-                    "labels": self._signed(tasks)}
+    async def sample(self, body: SampleRequest) -> SampleAnswer:
+        if body.domain:
+            domain = self._domain(body.domain)
+            tasks = await asyncio.to_thread(_sample, domain, body.n, body.split, body.seed,
+                                            body.start)
+            return SampleAnswer(source="domain", tasks=[t.to_dict() for t in tasks],
+                                labels=self._signed(tasks))
         if not self.scheduler.enabled:
             raise ApiError(400, "expected 'domain' (this server runs without --mixture, so it "
                                 "has no scheduler to sample from), found none")
-        if body.get("lease") is not None:
-            key = _lease_key(body["lease"])
-            task = await asyncio.to_thread(self.scheduler.lease, key)
-            return {"source": "scheduler", "tasks": [task.to_dict()], "lease": key,
-                    "labels": self._signed([task])}
-        tasks = await asyncio.to_thread(self.scheduler.sample, n)
-        return {"source": "scheduler", "tasks": [t.to_dict() for t in tasks],
-                "labels": self._signed(tasks)}
+        if body.lease is not None:
+            task = await asyncio.to_thread(self.scheduler.lease, body.lease)
+            return LeaseAnswer(source="scheduler", tasks=[task.to_dict()], lease=body.lease,
+                               labels=self._signed([task]))
+        tasks = await asyncio.to_thread(self.scheduler.sample, body.n)
+        return SampleAnswer(source="scheduler", tasks=[t.to_dict() for t in tasks],
+                            labels=self._signed(tasks))
 
     def _signed(self, tasks: list[Task]) -> list[dict[str, Any]]:
         """Labels of tasks this server hands out, signed with its key (see :mod:`rlhub.labels`)."""
@@ -377,45 +386,40 @@ class RewardService:
         except RlhubError as exc:
             raise ApiError(500, str(exc)) from None
 
-    async def verify(self, body: dict[str, Any]) -> dict[str, Any]:
-        if isinstance(body.get("items"), list):
-            check_items(len(body["items"]), self.config.max_items)
-            return {"results": list(await asyncio.gather(*(self._verify_item(item)
-                                                           for item in body["items"])))}
+    async def verify(self, body: VerifyRequest) -> VerifyResult | VerifyResults:
+        if body.items is not None:
+            return VerifyResults(results=list(await asyncio.gather(
+                *(self._verify_item(item) for item in body.items))))
         return await self._verify_item(body)
 
-    async def _verify_item(self, item: Any) -> dict[str, Any]:
-        if not isinstance(item, dict):
-            raise ApiError(400, f"expected each item as an object, found {type(item).__name__}")
-        completion = _completion(item)
+    async def _verify_item(self, item: VerifyItem) -> VerifyResult:
         try:
             task = await self._open(item)
         except LabelError as exc:
             return self._refused_item(item, exc)
         manifest = self._known_manifest(task.domain)
-        outcome = await self._verify(manifest, task, completion)
+        outcome = await self._verify(manifest, task, item.text)
         self.metrics.verified(manifest.id, outcome)
-        return {"domain": manifest.id, "task_id": task.id, "reward": outcome.reward,
-                "score": outcome.score, "passed": outcome.passed,
-                "error": outcome.error, "failure": outcome.failure_class,
-                "retries": outcome.retries, "verify_ms": outcome.verify_ms}
+        return VerifyResult(domain=manifest.id, task_id=task.id, reward=outcome.reward,
+                            score=outcome.score, passed=outcome.passed,
+                            error=outcome.error, failure=outcome.failure_class,
+                            retries=outcome.retries, verify_ms=outcome.verify_ms)
 
-    def _refused_item(self, item: dict[str, Any], exc: LabelError) -> dict[str, Any]:
-        label = item.get("label", {"task": item.get("task")})
+    def _refused_item(self, item: VerifyItem, exc: LabelError) -> VerifyResult:
+        label = item.label if "label" in item.model_fields_set else {"task": item.task}
         outcome = self._refused(label, exc)
-        return {"domain": claimed_domain(label), "task_id": None, "reward": outcome.reward,
-                "score": outcome.score, "passed": False, "error": outcome.error,
-                "failure": outcome.failure_class, "retries": 0, "verify_ms": 0.0}
+        return VerifyResult(domain=claimed_domain(label), task_id=None, reward=outcome.reward,
+                            score=outcome.score, passed=False, error=outcome.error,
+                            failure=outcome.failure_class, retries=0, verify_ms=0.0)
 
-    async def open_episode(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def open_episode(self, body: EpisodeRequest) -> dict[str, Any]:
         try:
-            if "task" in body or "label" in body:
+            if body.names_task:
                 task = await self._open(body)
             else:
-                self.labels.admit(str(body.get("domain")))
-                domain = self._domain(body.get("domain"))
-                task = await asyncio.to_thread(domain.task, str(body.get("split", "train")),
-                                               _int(body, "seed", 0), _int(body, "index", 0, 0))
+                self.labels.admit(str(body.domain))
+                domain = self._domain(body.domain)
+                task = await asyncio.to_thread(domain.task, body.split, body.seed, body.index)
         except LabelError as exc:
             raise ApiError(403, f"{exc} (failure class 'label')") from None
         manifest = self._known_manifest(task.domain)
@@ -434,16 +438,15 @@ class RewardService:
                 "max_turns": manifest.max_turns, "reward_range": list(manifest.reward_range),
                 "expires_in_s": self.config.episode_ttl_s, "tools": tools}
 
-    async def step(self, body: dict[str, Any], episode_id: str) -> dict[str, Any]:
+    async def step(self, body: StepRequest, episode_id: str) -> dict[str, Any]:
         entry = self.episodes.get(episode_id)
         if entry is None:
             raise ApiError(404, f"unknown episode {episode_id!r} (never opened, closed, or "
                                 f"idle for more than {self.config.episode_ttl_s:g} s)")
-        completion = _completion(body)
         assert self.pool is not None
         async with entry.lock:
             try:
-                result = await self.pool.step(entry.ref, completion)
+                result = await self.pool.step(entry.ref, body.text)
             except KeyError:  # a Ray actor restarted or evicted it (RayTaskError subclasses it)
                 self.episodes.pop(episode_id)
                 raise ApiError(404, f"episode {episode_id!r} is no longer held by its verifier "
@@ -478,23 +481,15 @@ class RewardService:
             await asyncio.sleep(period)
             self._sweep()
 
-    async def observe(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def observe(self, body: ObserveRequest) -> dict[str, Any]:
         if not self.scheduler.enabled:
             raise ApiError(400, "this server runs without --mixture, so it has no scheduler "
                                 "to observe into")
-        self._known_scheduled(body.get("domain"))
-        groups = body.get("group_rewards")
-        if not isinstance(groups, list) or not all(
-                isinstance(g, list) and all(_is_number(r) for r in g) for g in groups):
-            raise ApiError(400, "expected 'group_rewards' as a list of lists of numbers (one "
-                                f"per prompt group), found {json.dumps(groups)[:200]}")
-        zero = await asyncio.to_thread(self.scheduler.observe, body["domain"], groups)
+        if body.domain not in self.scheduler.weights():
+            raise ApiError(400, UNSCHEDULED.format(value=body.domain))
+        groups = body.group_rewards
+        zero = await asyncio.to_thread(self.scheduler.observe, body.domain, groups)
         return {"observed_groups": len(groups), "zero_variance": zero}
-
-    def _known_scheduled(self, domain: Any) -> None:
-        if domain not in self.scheduler.weights():
-            raise ApiError(400, f"expected a domain of the server's mixture, found {domain!r}; "
-                                "GET /v1/scheduler/weights lists them")
 
     def health(self) -> dict[str, Any]:
         return {"status": "ok", "uptime_s": time.time() - self.started,
@@ -513,48 +508,6 @@ def _sample(domain: Any, n: int, split: str, seed: int, start: int) -> list[Task
         return domain.sample(n, split=split, seed=seed, start=start)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-
-
-def _lease_key(value: Any) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= 200:
-        raise ApiError(400, "expected 'lease' to be a string of 1-200 characters, found "
-                            f"{json.dumps(value)[:80]}")
-    return value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value)
-
-
-def _completion(item: dict[str, Any]) -> str:
-    """The completion of a body: ``completion`` (text), or ``message`` (an OpenAI assistant
-    message, whose ``tool_calls`` join its text in the canonical form of :mod:`rlhub.tools`)."""
-    message = item.get("message")
-    if "completion" not in item and isinstance(message, dict):
-        content = message.get("content")
-        if not (content is None or isinstance(content, str)) or not isinstance(
-                message.get("tool_calls") or [], list):
-            raise ApiError(400, "expected 'message' as an OpenAI assistant message (content a "
-                                "string or null, tool_calls a list)")
-        from rlhub.tools import completion_text
-
-        return completion_text(message)
-    completion = item.get("completion")
-    if not isinstance(completion, str):
-        raise ApiError(400, "expected 'completion' to be a string (or 'message' an OpenAI "
-                            f"assistant message), found {type(completion).__name__}")
-    return completion
-
-
-def _int(body: dict[str, Any], key: str, default: int, lo: int | None = None,
-         hi: int | None = None) -> int:
-    value = body.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool) or (lo is not None and value < lo) \
-            or (hi is not None and value > hi):
-        bounds = f" in [{lo}, {hi}]" if hi is not None else (f" >= {lo}" if lo is not None else "")
-        raise ApiError(400, f"expected {key!r} to be an integer{bounds}, found {value!r}")
-    return value
 
 
 # -- the app -----------------------------------------------------------------------------------
@@ -593,15 +546,15 @@ def create_app(config: ServerConfig, registry: Registry) -> Any:
 
 def _routes(app: Any, service: RewardService) -> None:
     route = _Router(app, service)
-    route("POST", "/get_reward", service.rewards, reward=True)
+    route("POST", "/get_reward", service.rewards, RewardRequest, reward=True)
     route("GET", "/v1/domains", lambda _: _const({"domains": service.domain_rows}), gated=False)
-    route("POST", "/v1/sample", service.sample, idempotent=True)
-    route("POST", "/v1/verify", service.verify)
-    route("POST", "/v1/episodes", service.open_episode, idempotent=True)
-    route("POST", "/v1/episodes/{episode_id}/step", service.step, idempotent=True)
+    route("POST", "/v1/sample", service.sample, SampleRequest, idempotent=True)
+    route("POST", "/v1/verify", service.verify, VerifyRequest)
+    route("POST", "/v1/episodes", service.open_episode, EpisodeRequest, idempotent=True)
+    route("POST", "/v1/episodes/{episode_id}/step", service.step, StepRequest, idempotent=True)
     route("DELETE", "/v1/episodes/{episode_id}",
           lambda _, episode_id: _closed(service, episode_id))
-    route("POST", "/v1/scheduler/observe", service.observe, idempotent=True)
+    route("POST", "/v1/scheduler/observe", service.observe, ObserveRequest, idempotent=True)
     route("GET", "/v1/scheduler/weights", lambda _: _const(
         {"weights": service.scheduler.weights(), **service.scheduler.state()}), gated=False)
     route("GET", "/health", lambda _: _const(service.health()), gated=False)
@@ -626,6 +579,10 @@ async def _closed(service: RewardService, episode_id: str) -> dict[str, Any]:
 class _Router:
     """Registers JSON endpoints: body, admission, errors and metrics in one place.
 
+    A POST endpoint names its body's model (:mod:`.bodies`): the endpoint is called with the
+    validated model, and a body that does not fit it is answered 400 with what was expected and
+    what was found. An endpoint may answer with a response model or a JSON-ready value.
+
     Every endpoint that does work is ``gated`` (the default): its body is read in full first
     (under the body deadline and size limit), then it waits at the admission gate. Only the
     constant-time reads (``/health``, ``/v1/domains``, the scheduler's weights) skip the gate.
@@ -635,11 +592,14 @@ class _Router:
         self.app = app
         self.service = service
 
-    def __call__(self, method: str, path: str, fn: Callable[..., Awaitable[Any]], *,
-                 gated: bool = True, reward: bool = False, idempotent: bool = False) -> None:
+    def __call__(self, method: str, path: str, fn: Callable[..., Awaitable[Any]],
+                 model: type[BaseModel] | None = None, *, gated: bool = True,
+                 reward: bool = False, idempotent: bool = False) -> None:
         from starlette.responses import Response
 
         service, name = self.service, path
+        if model is not None:
+            fn = _taking(model, fn, service.context)
 
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
@@ -685,16 +645,27 @@ class _Router:
             gate.reading -= 1
 
 
+def _taking(model: type[BaseModel], fn: Callable[..., Awaitable[Any]],
+            context: dict[str, Any]) -> Callable[..., Awaitable[Any]]:
+    """``fn`` called with its JSON body validated as ``model`` (see :func:`.bodies.validate`)."""
+
+    async def call(body: Any, **params: Any) -> Any:
+        return await fn(validate(model, body, context), **params)
+
+    return call
+
+
 async def _handle(request: Any, raw: bytes, fn: Callable[..., Awaitable[Any]],
                   reward: bool) -> Answer:
     """Run one endpoint: ``(status, JSON bytes)``; client errors become ``{"error": ...}``."""
     try:
         body = parse_json_object(raw) if request.method == "POST" else None
-        return 200, json.dumps(await fn(body, **request.path_params)).encode()
+        answered = await fn(body, **request.path_params)
+        if isinstance(answered, BaseModel):
+            return 200, answered.model_dump_json().encode()
+        return 200, json.dumps(answered).encode()
     except (ApiError, RequestRefused) as exc:
         return error(exc.status, str(exc))
-    except BodyError as exc:
-        return error(400, str(exc))
     except Exception as exc:  # noqa: BLE001 - the server answers JSON even for its own bugs
         message = f"{type(exc).__name__}: {exc}"
         if reward:
@@ -719,6 +690,7 @@ def run(config: ServerConfig, registry: Registry,
     gave up, so the command exits with its message."""
     from rlhub.serving import serve
 
+    raise_open_files()
     app = create_app(config, registry)
     service = app.state.service
 

@@ -12,6 +12,10 @@ class (:func:`limited_protocol`, a subclass of the one uvicorn picks) that:
 * closes a connection whose next request's headers have not all arrived ``header_timeout_s``
   after it opened or after its last response.
 
+Each connection holds a file descriptor, so the server first raises its own limit on open files
+(:func:`raise_open_files`: the soft limit toward the hard one), since the usual default soft
+limit (1024) would stop it near a thousand connections whatever the caps say.
+
 The body of a request is read under its own deadline in the app (:func:`.guard.read_raw`), and a
 WebSocket message under the session's idle deadline and uvicorn's ``ws_max_size``
 (:mod:`rlhub.hub.bridges.openenv_server`), so no stage of a request waits on its client without a
@@ -22,8 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
 from typing import Any
 
+#: Open files the server asks for (at most the hard limit): room for the per-address cap several
+#: times over, plus the pool's own pipes and sockets.
+OPEN_FILES = 65536
 #: Sweep every address's set of connections once per this many new connections, so addresses
 #: whose last connection was upgraded to a WebSocket (its close is not seen here) are forgotten.
 SWEEP_EVERY = 1024
@@ -38,7 +46,7 @@ def peer_host(transport: Any) -> str:
 class ConnectionLimits:
     """Open connections per client address, capped at ``per_client``; see the module docstring."""
 
-    def __init__(self, per_client: int = 1024, header_timeout_s: float = 10.0):
+    def __init__(self, per_client: int = 4096, header_timeout_s: float = 10.0):
         self.per_client = per_client
         self.header_timeout_s = header_timeout_s
         self.open: dict[str, set[Any]] = {}
@@ -91,7 +99,19 @@ class ConnectionLimits:
     def state(self) -> dict[str, int]:
         return {"open": sum(len(s) for s in self.open.values()), "clients": len(self.open),
                 "per_client": self.per_client, "refused": self.refused,
-                "header_timeouts": self.timed_out}
+                "header_timeouts": self.timed_out,
+                "open_files": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
+
+
+def raise_open_files(wanted: int = OPEN_FILES) -> int:
+    """Raise this process's soft limit on open files to ``wanted`` (never above the hard limit,
+    never lowered); the soft limit in effect."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        return target
+    return soft
 
 
 def limited_protocol(limits: ConnectionLimits, base: type[asyncio.Protocol] | None = None

@@ -193,26 +193,6 @@ def decode_response(query: Any, prompt: Any, domain: str | None, task: Task | No
     return Sample(domain, task, strip_trailing_tokens(response, strip_tokens))
 
 
-def batch_items(body: Any) -> tuple[list[Any], list[Any], list[Any]]:
-    """The ``query``, ``prompts`` and ``labels`` lists of a request body, aligned by index.
-
-    Missing ``prompts`` count as empty prompts (the whole query is the response); missing labels
-    become ``None`` (and so a label error for that sample). A body that is not an object, or whose
-    ``query`` is not a list, raises :class:`LabelError`.
-    """
-    if not isinstance(body, dict):
-        raise LabelError(f"body: expected a JSON object, found {type(body).__name__}")
-    queries = body.get("query", body.get("queries", []))
-    if not isinstance(queries, list):
-        raise LabelError(f"body: expected 'query' to be a list, found {type(queries).__name__}")
-    prompts = body.get("prompts") or [""] * len(queries)
-    labels = body.get("labels") or [None] * len(queries)
-    if not isinstance(prompts, list) or not isinstance(labels, list):
-        raise LabelError("body: expected 'prompts' and 'labels' to be lists")
-    pad = len(queries)
-    return queries, (prompts + [""] * pad)[:pad], (labels + [None] * pad)[:pad]
-
-
 def outcome_from_score(score: Score, reward_range: tuple[float, float],
                        verify_ms: float) -> Outcome:
     """An :class:`Outcome` from a :class:`~rlhub.task.Score` of a domain with that range."""
