@@ -3,7 +3,7 @@
 One sample (a gold math answer with its signed label, as OpenRLHF sends it) is posted to the
 server app in process (starlette's TestClient, the thread verifier pool); ``sys.setprofile`` and
 ``threading.setprofile`` trace every Python call made in every thread while that request runs.
-Counted: the distinct functions and files of rlhub itself (``core/``, ``hub/``, ``cli/``), those
+Counted: the distinct functions and files of rlhub itself (``core/``, ``integrations/``, ``cli/``), those
 of the domain's plugin, and each call of a serialiser (``json.dumps``/``loads``,
 ``dataclasses.asdict``, a ``to_dict``/``from_dict``) made from rlhub's code, outside another
 serialiser. A warm-up request runs
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import Row, emit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = tuple(str(ROOT / d) + "/" for d in ("core", "hub", "cli"))
+OURS = tuple(str(ROOT / d) + "/" for d in ("core", "integrations", "cli"))
 PLUGINS = str(ROOT / "plugins") + "/"
 SERIALISERS = {"dumps", "loads", "asdict", "to_dict", "from_dict"}
 DOMAIN = "math/arithmetic-l1-v2"
@@ -85,8 +85,8 @@ def main() -> None:
     from starlette.testclient import TestClient
 
     from rlhub import registry
-    from rlhub.hub.openrlhf.export import label_of
-    from rlhub.hub.server.app import ServerConfig, create_app
+    from rlhub.integrations.openrlhf.export import label_of
+    from rlhub.integrations.server.app import ServerConfig, create_app
 
     reg = registry()
     task = reg.get(DOMAIN).sample(1, split="train", seed=0)[0]

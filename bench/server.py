@@ -37,8 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import Row, emit, ratio, summary
 from rlhub import registry
-from rlhub.hub.openrlhf.export import label_of
-from rlhub.hub.server.process import ServerProcess
+from rlhub.integrations.openrlhf.export import label_of
+from rlhub.integrations.server.process import ServerProcess
 
 DOMAINS = ("math/arithmetic-l1-v2", "code/py-count-v2", "math/fractions-l1-v2", "code/py-roman-v2")
 PROMPT = "<|im_start|>user\nsolve<|im_end|>\n<|im_start|>assistant\n"
@@ -151,8 +151,8 @@ class _Transport:
 
 def limits_cost(n: int = 20000) -> dict[str, float]:
     """Microseconds per request of the body deadline and of the per-address connection cap."""
-    from rlhub.hub.server.connections import ConnectionLimits
-    from rlhub.hub.server.guard import read_raw
+    from rlhub.integrations.server.connections import ConnectionLimits
+    from rlhub.integrations.server.guard import read_raw
 
     body = b'{"query": ["x"], "prompts": [""], "labels": ["{}"]}' * 20
 

@@ -32,7 +32,7 @@ def get_registry() -> Registry:
 def enforce_lock(path: str, registry: Registry, mixture: Any = None, *, mixed: Any = None) -> str:
     """``--locked LOCK``: refuse to run unless rlhub, the installed domains and ``mixture`` (or
     ``mixed``, the mixture already read) match the lock; return its hash."""
-    from rlhub.hub.publish.lock import check_lock, read_lock
+    from rlhub.integrations.hub.lock import check_lock, read_lock
 
     problems = check_lock(path, registry, mixture, mixed=mixed)
     if problems:
@@ -108,13 +108,13 @@ def render_run_report(run_dir: str, out: str | None = None) -> tuple[str, str]:
     """Render ``run_dir``'s HTML report; ``(kind, path of index.html)``.
 
     The folder says which kind of run it is: the trainer's event log or summary make it a
-    training run (:mod:`rlhub.hub.trainer.report`), anything else is read as an eval run
+    training run (:mod:`rlhub.integrations.trainer.report`), anything else is read as an eval run
     (:mod:`rlhub.report`: its trajectories and ``metrics.json``).
     """
-    from rlhub.hub.trainer.runfolder import is_training_run
+    from rlhub.integrations.trainer.runfolder import is_training_run
 
     if is_training_run(run_dir):
-        from rlhub.hub.trainer.report import render_training_report
+        from rlhub.integrations.trainer.report import render_training_report
 
         return "train", render_training_report(run_dir, out)
     from rlhub.report import render_report

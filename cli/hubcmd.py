@@ -1,4 +1,4 @@
-"""Hub commands: ``push``, ``pull``, ``lock`` and ``new plugin`` (the code is in ``rlhub.hub``).
+"""Hub commands: ``push``, ``pull``, ``lock`` and ``new plugin`` (the code is in ``rlhub.integrations``).
 
 Every command prints a short human summary on stderr, or with ``--json`` one JSON document on
 stdout; errors are ``error: <message>`` on stderr with exit status 2.
@@ -40,8 +40,8 @@ def push(
     json_out: bool = JsonOpt,
 ) -> None:
     """Bundle an environment (manifests, card, tasks, wheel or domain file, lock); upload it."""
-    from rlhub.hub.publish.bundle import BuildOptions
-    from rlhub.hub.publish.push import push as do_push
+    from rlhub.integrations.hub.bundle import BuildOptions
+    from rlhub.integrations.hub.push import push as do_push
 
     options = BuildOptions(test_size=test_size, train_size=train_size, source=source)
     result = do_push(target, to, revision=revision, registry=get_registry(), options=options)
@@ -84,9 +84,9 @@ def pull(
 ) -> None:
     """Download an environment, check it (hashes, files, datasets, policy, probes) and install it
     under $RLHUB_HOME/envs; --json prints every check's result."""
-    from rlhub.hub.publish.errors import HubError
-    from rlhub.hub.publish.pull import PullOptions
-    from rlhub.hub.publish.pull import pull as do_pull
+    from rlhub.integrations.hub.errors import HubError
+    from rlhub.integrations.hub.pull import PullOptions
+    from rlhub.integrations.hub.pull import pull as do_pull
     from rlhub.plugins import reset
 
     options = PullOptions(trust_remote_code, update, expect_lock, project_lock)
@@ -129,7 +129,7 @@ def lock(
     json_out: bool = JsonOpt,
 ) -> None:
     """Write a lock pinning the plugin versions, domain versions and hashes of a mixture."""
-    from rlhub.hub.publish.lock import mixture_lock, write_lock
+    from rlhub.integrations.hub.lock import mixture_lock, write_lock
 
     made = mixture_lock(mixture, get_registry())
     write_lock(made, out)
@@ -150,8 +150,8 @@ def new_plugin(
     json_out: bool = JsonOpt,
 ) -> None:
     """Scaffold a plugin package that installs and passes `rlhub check` as generated."""
-    from rlhub.hub.publish.errors import HubError
-    from rlhub.hub.publish.scaffold import new_plugin as scaffold
+    from rlhub.integrations.hub.errors import HubError
+    from rlhub.integrations.hub.scaffold import new_plugin as scaffold
 
     taken = get_registry().plugins.get(name)
     if taken is not None:

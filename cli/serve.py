@@ -72,7 +72,7 @@ def serve(
                                   "on stdout: the URL, the reward endpoint and the pool."),
 ) -> None:
     """Serve rewards (OpenRLHF's POST /get_reward) and environments (/v1/...) over HTTP."""
-    from rlhub.hub.server.app import ServerConfig, run
+    from rlhub.integrations.server.app import ServerConfig, run
 
     config = ServerConfig(host=host, port=port, ray=ray, ray_threads=ray_threads,
                           ray_actor_cpus=ray_actor_cpus, ray_start_timeout_s=ray_start_timeout,
@@ -116,7 +116,7 @@ def export(
     json_out: bool = JsonOpt,
 ) -> None:
     """Write an OpenRLHF prompt dataset (prompt, label, datasource, gold) from a mixture."""
-    from rlhub.hub.openrlhf.export import default_role, export_tasks, stochastic_domains, write_jsonl
+    from rlhub.integrations.openrlhf.export import default_role, export_tasks, stochastic_domains, write_jsonl
     from rlhub.labels import load_key
     from rlhub.scheduler import load_mixture
 

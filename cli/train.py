@@ -1,7 +1,7 @@
 """``rlhub train CONFIG --backend openrlhf|local``: dispatch a training config to a trainer.
 
 The trainer comes from the ``rlhub_make_trainer(backend, config)`` hook: rlhub answers last for
-``openrlhf`` (:mod:`rlhub.hub.openrlhf.job`) and for ``local`` (the single-machine trainer), and any
+``openrlhf`` (:mod:`rlhub.integrations.openrlhf.job`) and for ``local`` (the single-machine trainer), and any
 plugin can add or take over a backend. The hook receives the config file's mapping plus ``out``,
 ``submit``, ``locked`` (the lock path, already checked; ``lock_hash`` then holds its hash),
 ``config_path`` and ``base_dir`` (the config's folder, against which relative paths resolve).
@@ -114,7 +114,7 @@ def train(
 
 
 def _finished_training_run(run_dir: str) -> bool:
-    from rlhub.hub.trainer.runfolder import SUMMARY, is_training_run
+    from rlhub.integrations.trainer.runfolder import SUMMARY, is_training_run
 
     return is_training_run(run_dir) and (Path(run_dir) / SUMMARY).is_file()
 
@@ -137,7 +137,7 @@ def _print(result: dict[str, Any]) -> None:
     if result.get("serve_command"):
         import shlex
 
-        typer.echo("# 1. start the hub where the Ray workers can reach it:", err=True)
+        typer.echo("# 1. start the server where the Ray workers can reach it:", err=True)
         typer.echo(shlex.join(result["serve_command"]))
     if result.get("shell"):
         typer.echo("# 2. submit the OpenRLHF job:" if result.get("serve_command")

@@ -1,7 +1,7 @@
 """The trainer wiring: rlhub's own trainer backends, answering ``rlhub_make_trainer`` last.
 
-``local`` is the single-machine GRPO trainer (:mod:`rlhub.hub.trainer.local`) and ``openrlhf`` the
-OpenRLHF job builder (:mod:`rlhub.hub.openrlhf.job`). They live here, above the core and the hub,
+``local`` is the single-machine GRPO trainer (:mod:`rlhub.integrations.trainer.local`) and ``openrlhf`` the
+OpenRLHF job builder (:mod:`rlhub.integrations.openrlhf.job`). They live here, above the core and the integrations,
 so that the core never imports the hub. rlhub's pyproject names this module an entry point of the
 group ``rlhub.plugins`` (``rlhub-trainers``), loaded into every registry beside the built-in plugin
 (:mod:`rlhub.plugins`), so a registry a test, the server or a Ray actor makes has the trainers too;
@@ -27,11 +27,11 @@ BACKENDS = ("local", "openrlhf")
 @hookimpl(trylast=True)
 def rlhub_make_trainer(backend: str, config: dict[str, Any], registry: Registry) -> Trainer | None:
     if backend == "openrlhf":
-        from rlhub.hub.openrlhf.job import OpenRLHFTrainer
+        from rlhub.integrations.openrlhf.job import OpenRLHFTrainer
 
         return OpenRLHFTrainer(config, registry)
     if backend == "local":
-        from rlhub.hub.trainer.local import make_local_trainer
+        from rlhub.integrations.trainer.local import make_local_trainer
 
         return make_local_trainer(config, registry, progress=stderr_progress())
     return None

@@ -2,7 +2,7 @@
 
 This module is the public facade; with the few public modules PLUGINS.md lists under "What you
 may import" (``rlhub.testing``, ``rlhub.verifiers.bounded``, ``rlhub.bridges``,
-``rlhub.hub.bridges.verifiers_env``), it is all a plugin may import: everything else is an
+``rlhub.integrations.exports.verifiers_env``), it is all a plugin may import: everything else is an
 implementation detail that may move (tests/test_architecture.py holds first-party plugins to it).
 Heavy parts (the scheduler, sandboxes) are imported on first attribute access, so ``import rlhub``
 stays cheap.

@@ -211,7 +211,7 @@ class Domain:
             if not isinstance(completion, str):
                 raise TypeError(f"expected the completion as str, found {type(completion).__name__}")
             verdict = self.check(task, completion)
-        except Exception as exc:  # noqa: BLE001 - a verifier crash is data, not a hub crash
+        except Exception as exc:  # noqa: BLE001 - a verifier crash is data, not a crash of rlhub
             components = {name: 0.0 for name in self.manifest.components}
             return Score(lo, components, False, "", f"{type(exc).__name__}: {exc}",
                          failure=failures.of_exception(exc))

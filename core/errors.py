@@ -1,7 +1,7 @@
-"""One error model for every boundary of the hub.
+"""One error model for every boundary of rlhub.
 
 Every error rlhub raises on purpose derives from :class:`RlhubError`; each boundary (plugins,
-manifests, domains, verifiers, sandboxes, schedulers, trainer bridges, stores) has its own subclass.
+manifests, domains, verifiers, sandboxes, schedulers, trainers, stores) has its own subclass.
 Messages follow one shape: what was expected, what was found, and what to do next.
 
 :func:`boundary` wraps each call into plugin-provided code so that a foreign exception arrives as
@@ -71,7 +71,7 @@ class LabelError(RlhubError):
 
 
 class TrainerError(RlhubError):
-    """A trainer bridge is misconfigured or failed."""
+    """A trainer is misconfigured or failed."""
 
 
 @contextlib.contextmanager

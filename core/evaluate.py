@@ -7,7 +7,7 @@ rolls each out ``k`` times through :mod:`rlhub.rollout`, commits trajectories to
 ``resume`` it skips every (task, sample) already committed, so a killed run neither loses nor
 duplicates a committed trajectory. For eval, a mixture only selects domains; every selected
 domain gets ``n`` tasks whatever its weight. Pass rates and rewards are taken over the model's own
-outcomes only; faults of the hub (:mod:`rlhub.failures`) are counted on their own.
+outcomes only; faults of rlhub (:mod:`rlhub.failures`) are counted on their own.
 
 :func:`reverify` replays every stored trajectory's completions through a fresh episode and reports
 each reward or component that differs from what was stored.

@@ -2,7 +2,7 @@
 
 Every :class:`~rlhub.task.Score`, rollout turn, stored trajectory and server response carries one
 class from :data:`FAILURES`. Only the *trainable* classes (:data:`TRAINABLE`) describe the model's
-own behaviour; the others are faults of the hub, its infrastructure or its inputs, and trainers,
+own behaviour; the others are faults of rlhub, its infrastructure or its inputs, and trainers,
 the scheduler and eval metrics leave them out rather than treat them as the minimum reward.
 PLUGINS.md defines each class for plugin authors.
 """
@@ -16,7 +16,7 @@ FAILURES: dict[str, str] = {
     "answer": "the answer was wrong, malformed or over its limits (the model's fault)",
     "timeout": "the model's program ran out of time (the model's fault)",
     "sandbox": "the sandbox failed to start or run the job (infrastructure)",
-    "verifier": "the verifier or episode crashed or overran its own time (the hub's fault)",
+    "verifier": "the verifier or episode crashed or overran its own time (rlhub's fault)",
     "judge": "the judge or reward model was unreachable, rate-limited or unparseable",
     "label": "the label was refused: malformed, forged, or for a domain not served",
     "policy": "the policy endpoint failed to produce a completion",

@@ -9,7 +9,7 @@
 A pull never overwrites another bundle, so a tag that moved, or another project's pull, leaves
 every installed bundle as it was. Discovery reads one bundle per environment (two would declare
 the same domain ids): the one the project's pins select (``rlhub-pulls.lock``, see
-:mod:`rlhub.hub.publish.pins`: the last pull of that name the project recorded), else ``current``,
+:mod:`rlhub.integrations.hub.pins`: the last pull of that name the project recorded), else ``current``,
 else the only one installed. A pinned bundle that is not installed, or whose installed content
 differs from it (its lock no longer hashes to its id, or a domain file no longer matches the
 lock), is refused with both ids named, and none of that environment's domains is read; so is a

@@ -1,7 +1,7 @@
 """The pieces of rlhub's HTML reports: PNG figures, intervals, tables, the page, writing it.
 
 Used by the eval report (:mod:`rlhub.report`) and the training run's report
-(:mod:`rlhub.hub.trainer.report`), so both read alike: the same style, the same interval method
+(:mod:`rlhub.integrations.trainer.report`), so both read alike: the same style, the same interval method
 (:func:`wilson` for pass rates), the same fault notation (:func:`faults`). Also the scheduler's
 weights over steps (:func:`plot_weights`), which ``rlhub mix plot`` draws as well. Matplotlib is
 imported inside the functions that draw.

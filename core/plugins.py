@@ -91,7 +91,7 @@ class LoadError:
 class RegistrySpec:
     """How a registry was made, as a frozen, picklable value: what discovery reads and the
     services' description. :meth:`Registry.from_spec` rebuilds the same registry in another
-    process (a Ray actor, :mod:`rlhub.hub.server.pool`)."""
+    process (a Ray actor, :mod:`rlhub.integrations.server.pool`)."""
 
     domain_files: tuple[str, ...] = ()
     block: tuple[str, ...] = ()

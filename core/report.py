@@ -3,8 +3,8 @@
 Plots (matplotlib, Agg backend): per-domain pass rates with 95% Wilson score intervals, first try
 and after repair (the repair gain), a latency breakdown (generation versus verification per
 trajectory) and trajectory status counts. The page also holds the metrics table and one example
-trajectory per domain. Rewards and pass rates cover the model's own outcomes only; faults of the
-hub (sandbox, verifier, judge, label, policy: :mod:`rlhub.failures`) have their own column and
+trajectory per domain. Rewards and pass rates cover the model's own outcomes only; faults of
+rlhub (sandbox, verifier, judge, label, policy: :mod:`rlhub.failures`) have their own column and
 line, so an outage never reads as a weak model. Everything is written to ``RUN_DIR/report/``
 (any fsspec URL) unless another directory is given.
 """

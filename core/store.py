@@ -336,7 +336,7 @@ _V1_FAULTS = {"policy_error": "policy", "env_error": "verifier", "verify_timeout
 
 def _v1_failure(record: dict[str, Any]) -> str:
     """A version-1 turn's or row's failure class, from its status; a failure that recorded an
-    error was the hub's (version 1 gave verifier crashes and judge outages the minimum reward)."""
+    error was rlhub's (version 1 gave verifier crashes and judge outages the minimum reward)."""
     if record.get("passed"):
         return "none"
     if record.get("status") in _V1_FAULTS:

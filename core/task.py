@@ -68,7 +68,7 @@ class Score:
 
     @property
     def trainable(self) -> bool:
-        """True when the score describes the model's answer, not a fault of the hub."""
+        """True when the score describes the model's answer, not a fault of rlhub."""
         return is_trainable(self.failure)
 
     def to_dict(self) -> dict[str, Any]:

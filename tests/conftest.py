@@ -35,8 +35,8 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 # `make test` spreads the suite over pytest-xdist workers (`-n 3 --dist loadgroup`). Tests that
 # start Ray clusters, Docker containers or sandbox pools sized to the machine, and the isolation
 # tests that need their attacker and victim to overlap, share one worker and run one at a time.
-SERIAL = ("tests/sandbox/", "tests/hub/test_server_ray.py", "tests/hub/test_openrlhf_harness.py",
-          "tests/hub/test_openrlhf_cmd.py")
+SERIAL = ("tests/sandbox/", "tests/integrations/test_server_ray.py", "tests/integrations/test_openrlhf_harness.py",
+          "tests/integrations/test_openrlhf_cmd.py")
 
 
 # Modules whose module-scoped fixture is a whole run (a mixed eval, a served environment) keep

@@ -2,8 +2,8 @@
 
 Every import is read from the source with ``ast``: module-level ones and those inside functions
 alike (a deferred import is still a dependency). The layers are the folders ``package-dir`` maps
-in pyproject.toml: ``core/`` (``rlhub``) imports neither ``hub/`` nor the app layer above both;
-``hub/`` does not import the app layer. No cycle is allowed among the imports that run, nor among
+in pyproject.toml: ``core/`` (``rlhub``) imports neither ``integrations/`` nor the app layer above both;
+``integrations/`` does not import the app layer. No cycle is allowed among the imports that run, nor among
 those under ``if TYPE_CHECKING:`` (they only name types). First-party plugins import only rlhub's
 public surface, and another plugin's package only when they declare its distribution; core
 imports no plugin.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = {"core": 0, "hub": 1, "cli": 2}  # a layer imports only from layers below or its own
+LAYERS = {"core": 0, "integrations": 1, "cli": 2}  # a layer imports only from layers below or its own
 MODULE_REF = re.compile(r"^rlhub(\.\w+)+:[\w.]+$")  # a lazy "module:attr" reference
 
 
@@ -51,7 +51,7 @@ def modules() -> dict[str, Path]:
 
 
 def layer(module: str) -> str:
-    """The folder (core, hub, cli) a module lives in; a ``__main__`` module (``python -m
+    """The folder (core, integrations, cli) a module lives in; a ``__main__`` module (``python -m
     rlhub``) is an entry point of the app layer wherever Python needs it to sit."""
     if module.endswith(".__main__"):
         return "cli"
@@ -109,7 +109,7 @@ def string_refs(module: str, path: Path) -> list[Edge]:
 
 # Entry points: the only modules that may look the process registry up (``rlhub.registry()``).
 # ``Scheduler.from_config`` is one: a user's script passes it a mixture and nothing else.
-ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.hub.bridges.verifiers_env",
+ENTRY_POINTS = ("rlhub.plugins", "rlhub.cli", "rlhub.testing", "rlhub.integrations.exports.verifiers_env",
                 "rlhub.scheduler.core")
 
 
@@ -209,15 +209,15 @@ def test_only_entry_points_look_up_the_process_registry():
 
 def test_the_walker_sees_imports_inside_functions_and_by_name(tmp_path):
     source = tmp_path / "mod.py"
-    source.write_text('"""rlhub.hub.doc is prose."""\nfrom typing import TYPE_CHECKING\n'
+    source.write_text('"""rlhub.integrations.doc is prose."""\nfrom typing import TYPE_CHECKING\n'
                       "if TYPE_CHECKING:\n    from rlhub.task import Task\n"
-                      "def f():\n    from rlhub.hub.publish import lock\n    import rlhub.domain\n"
-                      '    return "rlhub.hub.trainer.local:make"\n')
-    known = {"rlhub.hub.publish.lock", "rlhub.domain", "rlhub.task"}
+                      "def f():\n    from rlhub.integrations.hub import lock\n    import rlhub.domain\n"
+                      '    return "rlhub.integrations.trainer.local:make"\n')
+    known = {"rlhub.integrations.hub.lock", "rlhub.domain", "rlhub.task"}
     edges = imports("rlhub.mod", source, known) + string_refs("rlhub.mod", source)
     assert {(e.target, e.typing) for e in edges} == {
-        ("rlhub.task", True), ("rlhub.hub.publish.lock", False), ("rlhub.domain", False),
-        ("rlhub.hub.trainer.local", False)}
+        ("rlhub.task", True), ("rlhub.integrations.hub.lock", False), ("rlhub.domain", False),
+        ("rlhub.integrations.trainer.local", False)}
 
 
 def test_a_cycle_of_three_modules_is_found_and_a_typing_only_one_is_not():
@@ -257,7 +257,7 @@ def test_the_hook_call_finder_sees_an_unguarded_call(tmp_path):
 # What a plugin may import from rlhub: the facade and the public modules PLUGINS.md lists under
 # "What you may import". Every other rlhub module is private and may move.
 PUBLIC = ("rlhub", "rlhub.bridges", "rlhub.tools", "rlhub.verifiers.bounded",
-          "rlhub.verifiers.patterns", "rlhub.hub.bridges.verifiers_env")
+          "rlhub.verifiers.patterns", "rlhub.integrations.exports.verifiers_env")
 PUBLIC_PACKAGES = ("rlhub.testing",)
 
 
@@ -409,7 +409,7 @@ def test_a_plugin_imports_another_plugin_only_when_it_declares_that_dependency()
 
 
 def test_rlhub_imports_no_plugin_package():
-    """rlhub (core, hub and cli alike) finds plugins through entry points and ``RLHUB_PLUGINS``,
+    """rlhub (core, integrations and cli alike) finds plugins through entry points and ``RLHUB_PLUGINS``,
     never by importing one."""
     plugin_packages = {p for plugin in first_party_plugins() for p in plugin.packages}
     found = [f"{module} line {line} -> {package}" for module, path in modules().items()

@@ -14,7 +14,7 @@ answering everything. :class:`BoundedPool` runs such work in worker processes in
   ``memory_mb``): an allocation beyond it raises :class:`WorkExceeded` (``resource="memory"``);
 * a wall-clock backstop (``wall_s``) covers a loaded machine: a call that has not spent its CPU
   budget but still has no answer is killed and raises :class:`WorkerLost`, a
-  :class:`~rlhub.errors.VerifierError` (the hub's fault, not the input's);
+  :class:`~rlhub.errors.VerifierError` (rlhub's fault, not the input's);
 * a killed worker is replaced; calls from any thread wait for a free worker (waiting is not
   counted against a call's budget).
 

@@ -235,7 +235,7 @@ class _Retry(Exception):
 class JudgeEndpoint:
     """One OpenAI-compatible endpoint with its limits; see the module docstring.
 
-    Thread-safe: the hub's server and the rollout loop call verifiers from thread pools. The
+    Thread-safe: rlhub's server and the rollout loop call verifiers from thread pools. The
     ``httpx.Client`` is created per process (a forked worker builds its own).
     """
 

@@ -75,7 +75,7 @@ def test_rlhub_serve_plays_a_textarena_episode_and_rewards_a_gem_label(tmp_path)
     """OpenRLHF's agent uses /v1/episodes; its one-shot reward model uses /get_reward."""
     import httpx
 
-    from rlhub.hub.server.process import ServerProcess
+    from rlhub.integrations.server.process import ServerProcess
 
     (tmp_path / "mix.json").write_text(json.dumps(MIXTURE))
     with ServerProcess(["--mixture", str(tmp_path / "mix.json"), "--workers", "2"],
@@ -104,7 +104,7 @@ def test_rlhub_serve_plays_a_textarena_episode_and_rewards_a_gem_label(tmp_path)
 
 def test_a_locked_run_refuses_to_go_ahead_when_a_bridges_source_package_changed(tmp_path):
     import rlhub
-    from rlhub.hub.publish.lock import check_lock, mixture_lock, write_lock
+    from rlhub.integrations.hub.lock import check_lock, mixture_lock, write_lock
     from rlhub.provenance import distribution_version
 
     reg = rlhub.registry()
@@ -138,7 +138,7 @@ def test_a_pushed_bridged_domain_records_its_bridge_and_source_version_through_a
 def test_the_local_trainer_runs_a_mixture_of_native_and_bridged_domains(tmp_path, monkeypatch):
     """TRL's GRPO is single-turn: a game task is trained as a one-move game (Domain.verify)."""
     import rlhub
-    from rlhub.hub.trainer.local import LocalTrainer
+    from rlhub.integrations.trainer.local import LocalTrainer
     from rlhub.store import TrajectoryStore
 
     monkeypatch.setenv("RLHUB_HOME", str(tmp_path / "home"))

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 from websockets.asyncio.client import connect
 
-from rlhub.hub.server.process import ServerProcess
+from rlhub.integrations.server.process import ServerProcess
 
 ARITH = "math/arithmetic-l1-v2"
 

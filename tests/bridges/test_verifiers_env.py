@@ -57,7 +57,7 @@ def mixture(tmp_path: Path) -> Path:
 def test_load_environment_returns_a_verifiers_env_over_the_mixture(mixture):
     import verifiers.v1 as vf
 
-    from rlhub.hub.bridges.verifiers_env import load_environment
+    from rlhub.integrations.exports.verifiers_env import load_environment
 
     env = load_environment(mixture=str(mixture), n=6, split="train", seed=3)
     assert isinstance(env, vf.Env) and type(env).__name__ == "RlhubEnv"
@@ -109,7 +109,7 @@ def test_vf_eval_scores_rlhub_domains_with_rlhubs_own_verifiers(tiny_policy, mix
 def test_a_fault_that_is_not_the_models_fails_the_episode_instead_of_scoring_zero(tmp_path,
                                                                                  monkeypatch):
     """Played harness-free through rlhub-verifiers' stand-in agents (no model needed)."""
-    from rlhub.hub.bridges.verifiers_env import load_environment
+    from rlhub.integrations.exports.verifiers_env import load_environment
     from rlhub_verifiers import aio
     from rlhub_verifiers.episode import TurnChannel, bridged_env_class
 
@@ -132,7 +132,7 @@ def test_a_fault_that_is_not_the_models_fails_the_episode_instead_of_scoring_zer
 def test_a_swe_agent_episode_plays_through_the_verifiers_export(tmp_path):
     """A repository episode (workspace, tools, hidden tests) through verifiers' env interface:
     the tool call runs, the submission is graded, the workspace is closed after."""
-    from rlhub.hub.bridges.verifiers_env import load_environment
+    from rlhub.integrations.exports.verifiers_env import load_environment
     from rlhub.sandbox import leases
     from rlhub_verifiers import aio
     from rlhub_verifiers.episode import TurnChannel, bridged_env_class

@@ -192,7 +192,7 @@ def _version_1_table(outcomes):
 
 
 def test_a_served_episode_whose_step_raises_answers_the_minimum_with_its_fault():
-    from rlhub.hub.server.pool import EpisodeRunner
+    from rlhub.integrations.server.pool import EpisodeRunner
 
     class Broken:
         def step(self, completion):

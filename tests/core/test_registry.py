@@ -16,7 +16,7 @@ import toyplug
 from fastapi.testclient import TestClient
 
 from rlhub import ExecResult, Registry, Verdict, VerifierError, hookimpl
-from rlhub.hub.server.app import ServerConfig, create_app
+from rlhub.integrations.server.app import ServerConfig, create_app
 from rlhub.labels import make_label
 from rlhub.testing.pytest_plugin import SandboxDouble
 

@@ -56,7 +56,7 @@ def test_the_last_announced_address_is_found_in_a_log():
 
 def test_rlhub_serve_on_port_0_serves_where_it_says():
     pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
-    from rlhub.hub.server.process import ServerProcess
+    from rlhub.integrations.server.process import ServerProcess
 
     with ServerProcess(["--workers", "1"]) as server:
         assert server.port != 0

@@ -9,7 +9,7 @@ import toyplug
 
 from rlhub import Domain, Episode, Manifest, SandboxError, Score, StepResult, Task, Verdict
 from rlhub.episodes import EpisodeDriver, StepRewards, TimeLimit, open_episode
-from rlhub.hub.server.pool import EpisodeRunner
+from rlhub.integrations.server.pool import EpisodeRunner
 from rlhub.rollout import Rollout, RolloutJob
 
 

@@ -7,7 +7,7 @@ import pytest
 from rlhub.cli.common import enforce_lock
 from rlhub.errors import RlhubError
 from rlhub.evaluate import EvalConfig, run_eval
-from rlhub.hub.publish.lock import mixture_lock, write_lock
+from rlhub.integrations.hub.lock import mixture_lock, write_lock
 from rlhub.store import TrajectoryStore
 
 import loopplugin
@@ -29,7 +29,7 @@ def test_a_matching_lock_runs_and_every_trajectory_carries_its_hash(reg, tmp_pat
 def test_a_lock_from_a_different_domain_version_refuses_to_run(reg, tmp_path):
     lock = mixture_lock(MIXTURE, reg)
     lock["domains"]["looptest/reverse-v1"]["domain_version"] = "0.0.1"
-    from rlhub.hub.publish.lock import seal
+    from rlhub.integrations.hub.lock import seal
 
     path = write_lock(seal(lock), tmp_path / "rlhub.lock")
     with pytest.raises(RlhubError) as err:

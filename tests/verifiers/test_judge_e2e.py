@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rlhub.hub.server.process import ServerProcess
+from rlhub.integrations.server.process import ServerProcess
 from rlhub.labels import At, label_json
 from rlhub.plugins import Registry
 from rlhub.store import TrajectoryStore

@@ -232,7 +232,7 @@ def test_an_inline_judge_is_held_to_the_schema(tmp_path, reg, entry, found):
 
 def test_rlhub_serve_with_a_mixture_asks_the_mixture_judge(tmp_path, monkeypatch, reg, judges):
     pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
-    from rlhub.hub.server.app import ServerConfig, create_app
+    from rlhub.integrations.server.app import ServerConfig, create_app
     from starlette.testclient import TestClient
 
     configure(tmp_path, monkeypatch, judges)
@@ -252,7 +252,7 @@ def test_rlhub_serve_refuses_a_mixture_naming_an_unknown_judge_before_serving(
     tmp_path, monkeypatch, reg, judges
 ):
     pytest.importorskip("fastapi", reason="fastapi is not installed (pip install 'rlhub[serve]')")
-    from rlhub.hub.server.app import ServerConfig, create_app
+    from rlhub.integrations.server.app import ServerConfig, create_app
 
     configure(tmp_path, monkeypatch, judges)
     mix = mixture(tmp_path, {"default": "nobody"})
@@ -285,7 +285,7 @@ def test_rlhub_eval_scores_with_the_mixture_judge(tmp_path, monkeypatch, files, 
 
 def test_the_local_trainer_takes_its_judges_from_its_config(tmp_path, monkeypatch, reg, judges):
     pytest.importorskip("trl", reason="the local trainer needs rlhub[train]")
-    from rlhub.hub.trainer.local import make_local_trainer
+    from rlhub.integrations.trainer.local import make_local_trainer
 
     configure(tmp_path, monkeypatch, judges)
     config = {"strategy": "uniform", "domains": [EXPLAIN], "judges": {"default": "big"},
@@ -317,7 +317,7 @@ def test_a_registry_rebuilt_from_its_spec_keeps_the_mixture_judges(tmp_path, mon
 def test_a_lock_pins_the_mixtures_judges_so_a_locked_run_with_other_judges_is_refused(
     tmp_path, monkeypatch, reg, judges
 ):
-    from rlhub.hub.publish.lock import check_lock, mixture_lock, write_lock
+    from rlhub.integrations.hub.lock import check_lock, mixture_lock, write_lock
 
     configure(tmp_path, monkeypatch, judges)
     locked = mixture(tmp_path, {"default": "big"})
@@ -335,7 +335,7 @@ def test_a_lock_pins_the_mixtures_judges_so_a_locked_run_with_other_judges_is_re
 def test_a_worker_process_gets_the_key_variable_of_every_judge_the_mixture_names(
     tmp_path, monkeypatch, reg, judges
 ):
-    from rlhub.hub.server.pool import RLHUB_ENV_VARS
+    from rlhub.integrations.server.pool import RLHUB_ENV_VARS
     from rlhub.verifiers.routes import JudgeRoutes
 
     configure(tmp_path, monkeypatch, judges, api_key_env="BIG_KEY")
@@ -348,7 +348,7 @@ def test_a_worker_process_gets_the_key_variable_of_every_judge_the_mixture_names
 def test_no_key_value_is_kept_in_registry_spec_a_lock_or_a_judge_failure(
     tmp_path, monkeypatch, reg, judges
 ):
-    from rlhub.hub.publish.lock import dumps, mixture_lock
+    from rlhub.integrations.hub.lock import dumps, mixture_lock
 
     secret = "sk-the-users-own-secret"
     configure(tmp_path, monkeypatch, judges, api_key_env="BIG_KEY")

@@ -1,6 +1,6 @@
 """A lossless JSON encoding for reasoning-gym entries.
 
-Tasks cross the hub as JSON (HTTP, Parquet), but reasoning-gym entries hold tuples and dicts with
+Tasks cross rlhub as JSON (HTTP, Parquet), but reasoning-gym entries hold tuples and dicts with
 non-string keys, and some ``score_answer`` functions compare against them exactly: ``arc_agi``
 compares a parsed board, a tuple of tuples, with ``metadata["output"]``, so after a plain
 ``json.dumps``/``json.loads`` round trip (tuples become lists) its own gold answer scores 0.05.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from rlhub.hub.server.process import ServerProcess
+from rlhub.integrations.server.process import ServerProcess
 
 NATIVE, ARITH, GUESS = "math/tiny-succ-v1", "vf/rlhub-test-arith-v1", "vf/rlhub-test-guess-v1"
 
@@ -76,7 +76,7 @@ def test_a_pushed_bundle_records_the_bridge_and_the_source_version(vf_registry, 
 
 
 def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_registry, tmp_path):
-    from rlhub.hub.trainer.local import LocalTrainer
+    from rlhub.integrations.trainer.local import LocalTrainer
     from rlhub.store import TrajectoryStore
 
     config = {"strategy": "static", "domains": {NATIVE: 1.0, ARITH: 1.0},
@@ -96,15 +96,15 @@ def test_the_local_trainer_trains_on_native_and_bridged_domains_together(vf_regi
 def test_openrlhfs_agent_module_plays_a_bridged_multi_turn_domain(vf_registry, monkeypatch,
                                                                    tmp_path):
     """rlhub's ``--train.agent_func_path`` module inside OpenRLHF's executor, with the
-    vLLM-faithful engine of tests/hub/test_openrlhf_agent.py, on the bridged higher/lower game."""
+    vLLM-faithful engine of tests/integrations/test_openrlhf_agent.py, on the bridged higher/lower game."""
     import asyncio
     import importlib.util
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "hub"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "integrations"))
     import offline_tokenizers
     from openrlhf_fakes import ActorView, FakeEngine, SamplingParams, ScriptedModel
 
-    from rlhub.hub.openrlhf.export import as_messages, label_of
+    from rlhub.integrations.openrlhf.export import as_messages, label_of
 
     model_dir = str(offline_tokenizers.build("qwen2", tmp_path / "qwen2"))
     domain = vf_registry.get(GUESS)
@@ -112,7 +112,7 @@ def test_openrlhfs_agent_module_plays_a_bridged_multi_turn_domain(vf_registry, m
     secret = domain.source_task(task).data.secret
     with ServerProcess(["--workers", "2"], env=dict(os.environ)) as server:
         monkeypatch.setenv("RLHUB_SERVER_URL", server.url)
-        path = Path(__file__).resolve().parents[3] / "hub" / "openrlhf" / "agent.py"
+        path = Path(__file__).resolve().parents[3] / "integrations" / "openrlhf" / "agent.py"
         spec = importlib.util.spec_from_file_location("agent_module", str(path))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
