@@ -3,7 +3,7 @@
 Usage::
 
     python bench/joint_training.py                 # 3 seeds: main, sequential and ablation runs
-    python bench/joint_training.py --quick         # 1 seed, the main comparison only
+    python bench/joint_training.py --quick         # 1 seed, main only, half the steps
     python bench/joint_training.py --json          # print the result object alone
 
 Real GRPO on the tiny model (``rlhub train``), not a simulation. The mixture
@@ -32,6 +32,11 @@ Sections:
   A (each run also watches the group it does not train: ``heldout.watch``).
 * ``ablation``: adaptive with the temperature control, or the learning-rate control, turned off.
 
+``--quick`` keeps the warm-up, the held-out items and the evaluation cadence (every 50 steps) and
+halves the GRPO steps (200) of the main comparison; it writes ``joint_training_quick.json``, so
+the full run's figures stay where they are. Its time is the wall time and the CPU time of its
+training runs, with the machine's load beside them (the machine is shared).
+
 Intervals: ``ci95`` resamples held-out items within each seed (the same draws for every run of
 the seed, so differences are paired by item) and averages the replicate over seeds: evaluation
 noise. ``ci95_seeds`` is a t interval over the per-seed values: training noise, wide with 3 seeds.
@@ -43,6 +48,7 @@ import argparse
 import copy
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -72,6 +78,7 @@ SEQUENTIAL = {"A": ("math/tiny-succ-v1", "math/tiny-pred-v1", "math/tiny-add-v1"
                     "math/tiny-pick-last-v1")}
 ABLATIONS = {"adaptive-no-temperature": "temperature", "adaptive-no-lr": "learning_rate"}
 SECTIONS = ("main", "sequential", "ablation")
+QUICK = 2  # --quick divides the GRPO steps and evaluations by this: the same 50-step cadence
 NICE = 5
 
 
@@ -467,20 +474,23 @@ def seed_table(main: dict[str, Any]) -> dict[str, Any]:
 def parse(argv: list[str] | None) -> Any:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="one seed, the main comparison only (under 15 minutes)")
+                        help="one seed, the main comparison only, on half the steps (under 15 "
+                             "minutes)")
     parser.add_argument("--json", action="store_true", help="print the result object alone")
     parser.add_argument("--seeds", type=int, default=None, help="[3; 1 with --quick]")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=None,
                         help="[all; main with --quick]")
     parser.add_argument("--steps", type=int, default=None, help="GRPO steps per run [config's]")
-    parser.add_argument("--evals", type=int, default=8, help="in-run evaluations per run")
+    parser.add_argument("--evals", type=int, default=None,
+                        help="in-run evaluations per run [8; 4 with --quick]")
     parser.add_argument("--items", type=int, default=48, help="held-out items per domain")
     parser.add_argument("--samples", type=int, default=4, help="samples per held-out item")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--out", default="runs/bench-joint")
     args = parser.parse_args(argv)
     args.seeds = args.seeds or (1 if args.quick else 3)
+    args.evals = args.evals or (8 // QUICK if args.quick else 8)
     args.sections = args.sections or (["main"] if args.quick else list(SECTIONS))
     if "main" not in args.sections:
         args.sections.insert(0, "main")  # the others are read against it
@@ -491,25 +501,34 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse(argv)
     os.nice(max(0, NICE - os.nice(0)))  # a shared machine: every run at niceness >= NICE
     base = yaml.safe_load((ROOT / CONFIG).read_text())
-    args.steps = args.steps or base["train"]["grpo"]["steps"]
-    began = time.perf_counter()
+    args.steps = args.steps or base["train"]["grpo"]["steps"] // (QUICK if args.quick else 1)
+    name = "joint_training_quick" if args.quick else "joint_training"
+    began, load = time.perf_counter(), os.getloadavg()
     done = run_bench(args)
-    result = {"bench": "joint_training", "config": CONFIG, "quick": args.quick,
+    result = {"bench": name, "config": CONFIG, "quick": args.quick,
               "seeds": list(range(args.first_seed, args.first_seed + args.seeds)),
               "steps": args.steps, "evals": args.evals, "items": args.items,
               "samples": args.samples, "groups": {k: list(v) for k, v in GROUPS.items()},
-              **done["result"].pop("main"), **done["result"], "load_at_end": os.getloadavg(),
-              "runtime_s": round(time.perf_counter() - began, 1)}
+              **done["result"].pop("main"), **done["result"], "load_at_start": load,
+              "load_at_end": os.getloadavg(), "runtime_s": round(time.perf_counter() - began, 1),
+              "cpu_s": round(children_cpu_s(), 1)}
     if not os.environ.get("RLHUB_BENCH_NO_SAVE"):
         RESULTS.mkdir(exist_ok=True)
-        plot(result, done["per_seed"], RESULTS / "joint_training.png")
+        plot(result, done["per_seed"], RESULTS / f"{name}.png")
     if not args.json:
         print(human(result), file=sys.stderr)
     emit(result, table(result), NOTE)
     return result
 
 
-NOTE = ("Real GRPO runs of the embedded tiny policy on examples/joint.yaml (26 domains in four "
+def children_cpu_s() -> float:
+    """CPU seconds of the finished training runs (user + system): the bench's cost on an idle
+    machine, whatever the load it ran under. A run reused from an earlier bench counts 0."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+NOTE = ("Real GRPO runs of the embedded tiny policy on examples/joint.yaml (16 domains in four "
         "groups), every strategy on the same seeds and held-out items; differences are paired "
         "per held-out item, with 95% bootstrap intervals.")
 

@@ -72,8 +72,6 @@ DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
         "response_scale": 0.02,  # held-out gain per 100 own groups that counts as full response
         "response_window": 128,  # own groups per window of the response measurement
         "credit": 32,        # own groups a domain may take before its response is trusted
-        "comove_threshold": 0.5,  # |correlation| of held-out changes below which pairs are apart
-        "comove_rounds": 3,  # evaluation rounds before a pair's co-movement counts
     },
 }
 DEFAULT_EVAL = {"items_per_domain": 200, "every": 50, "split": "test", "seed": 0}

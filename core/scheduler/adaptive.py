@@ -76,12 +76,12 @@ def response_gate(stats: DomainStats, p: dict[str, Any]) -> tuple[np.ndarray, np
     e_d = S_d r_d / (C + S_d) gates the deficit: buying samples for the domain furthest behind
     needs evidence that its samples help it.
 
-    ``S_d`` is the domain's own groups over its response window and ``r_d`` = clip(net held-out
-    gain per 100 of them / response_scale, 0, 1). The net gain adds to the domain's own gain the
-    gains of the domains that co-move with it (:mod:`.comove`), with the strength of the
-    co-movement: a domain whose rise is another's fall (interference) is credited with both, and
-    so is one whose rise comes with another's (transfer). With no evidence (fewer than two
-    evals) g_d = e_d = 1;
+    ``S_d`` is the domain's own groups over its response window and ``r_d`` = clip(its own
+    held-out gain per 100 of them / response_scale, 0, 1). Only the domain's own score counts: a
+    domain is not credited with the gains of domains whose held-out changes move with its own,
+    since over a few evaluation rounds, with each round's mean removed, a flat domain's changes
+    correlate with the rising ones' (that credit paid out-of-reach domains for the learnable
+    ones' progress). With no evidence (fewer than two evals) g_d = e_d = 1;
     as a domain takes groups without its held-out score rising, g_d falls towards 0, so its
     learnability (however much reward variance its groups carry) stops buying it samples. The
     credit ``C`` is how many groups a domain may take before the evidence outweighs the prior.
@@ -89,9 +89,7 @@ def response_gate(stats: DomainStats, p: dict[str, Any]) -> tuple[np.ndarray, np
     row = stats.eval_row
     judged = row("evals") >= 2
     span = np.where(judged, np.maximum(row("span"), 0.0), 0.0)
-    own = np.where(judged, row("gain"), 0.0)
-    kappa = stats.comove.coupling(p["comove_threshold"], p["comove_rounds"])
-    gain = own + np.abs(kappa) @ own  # what moves with d moves with d's samples, either way
+    gain = np.where(judged, row("gain"), 0.0)
     rate = 100.0 * gain / np.maximum(span, 1.0)
     resp = np.clip(rate / p["response_scale"], 0.0, 1.0)
     total = np.maximum(p["credit"] + span, EPS)

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from rlhub.errors import SchedulerError
-from rlhub.scheduler.comove import CoMovement
 
 EPS = 1e-9
 PENDING = ("groups", "informative", "absadv", "reward", "all_pass", "all_fail")
@@ -62,7 +61,6 @@ class DomainStats:
         self.evals = np.zeros((len(EVALS), k))
         self.queue: list[tuple[float, ...]] = []  # per-call observations not yet in pending
         self.values = np.zeros((len(EMAS), k))  # bias-corrected EMAs, refreshed by fold()
-        self.comove = CoMovement(k)
         self.dirty = False
 
     # -- observing -----------------------------------------------------------------------------
@@ -170,7 +168,6 @@ class DomainStats:
         ev[V["h_last"], i], ev[V["se_last"], i] = h, se
         ev[V["evals"], i] += 1
         self._respond(i, h)
-        self.comove.observe(i, h)
         self.dirty = True
 
     def _respond(self, i: int, h: float) -> None:
@@ -195,10 +192,8 @@ class DomainStats:
     # -- folding -------------------------------------------------------------------------------
 
     def fold(self, params: dict[str, Any]) -> None:
-        """Fold pending group summaries into the EMAs (rates are per group) and clear them;
-        the held-out scores observed since the last fold make one co-movement round."""
+        """Fold pending group summaries into the EMAs (rates are per group) and clear them."""
         self.flush()
-        self.comove.close_round()
         k = self.pending[P["groups"]]
         if k.any():
             rates = np.array([[params["ema"]]] * 4 + [[params["fast"]], [params["slow"]]])
@@ -236,7 +231,6 @@ class DomainStats:
             "pending": self.pending.tolist(), "counts": self.counts.tolist(),
             "ema": self.ema.tolist(), "ema_norm": self.ema_norm.tolist(),
             "evals": self.evals.tolist(), "dirty": self.dirty,
-            "comove": self.comove.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -248,7 +242,6 @@ class DomainStats:
         self.ema_norm = np.asarray(state["ema_norm"], dtype=float)
         self.evals = np.asarray(state["evals"], dtype=float)
         self.dirty = bool(state["dirty"])
-        self.comove.load_state_dict(state["comove"])
         self.queue = []
         self._refresh_values()
         k = len(self.ids)
