@@ -1,4 +1,4 @@
-"""Helpers shared by the hub tests (importable: tests/hub is put on sys.path by conftest)."""
+"""Helpers shared by the hub tests (importable: tests/integrations is put on sys.path by conftest)."""
 
 from __future__ import annotations
 
