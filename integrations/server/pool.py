@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import tempfile
@@ -35,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rlhub.episodes import EpisodeDriver, StepRewards, Turn
+from rlhub.episodes import EpisodeDriver, StepRewards, Turn, jsonable
 from rlhub.plugins import Registry, RegistrySpec
 from rlhub.task import Score, Task
 
@@ -66,11 +65,6 @@ def verify_task(registry: Registry, domain_id: str, task: Task, completion: str)
     started = time.perf_counter()
     score = domain.verify(task, completion)
     return Verified(score, (time.perf_counter() - started) * 1e3)
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` made JSON-safe (sandbox results may hold bytes or other objects)."""
-    return json.loads(json.dumps(value, default=str))
 
 
 class EpisodeRunner:
