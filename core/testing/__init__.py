@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlhub.domain import Domain
-from rlhub.errors import RlhubError
+from rlhub.errors import RlhubError, VerifierError
 from rlhub.task import Score, Task
 from rlhub.testing.probes import PROBE_CLASSES, ProbeReport
 
@@ -143,6 +143,7 @@ def _fingerprint_tasks(domain: Domain) -> list[Task]:
 
 
 _CHILD_PRINTS: dict[str, str] = {}
+_INFRA = "infrastructure:"  # a child's sampling failed through rlhub's fault, not the domain's
 
 
 def _child_fingerprints(ids: Sequence[str], domain_files: Sequence[str]) -> dict[str, str]:
@@ -184,7 +185,9 @@ def _fingerprints_main(ids: list[str], domain_files: list[str], result: str) -> 
     for domain_id in ids:
         try:
             prints[domain_id] = fingerprint(_fingerprint_tasks(reg.get(domain_id)))
-        except Exception as exc:  # noqa: BLE001 - reported by the caller as a mismatch
+        except VerifierError as exc:  # rlhub's fault (a lost worker): the caller tries again
+            prints[domain_id] = f"{_INFRA} {type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - reported by the caller with its text
             prints[domain_id] = f"error: {type(exc).__name__}: {exc}"
     with open(result, "w") as fh:
         json.dump(prints, fh)
@@ -202,6 +205,12 @@ def check_determinism(domain: Domain, *, across_processes: bool = True,
     if across_processes:
         ids = list(dict.fromkeys([domain.id, *batch]))
         other = _child_fingerprints(ids, _domain_files(domain))[domain.id]
+        if other.startswith(_INFRA):  # a worker lost on a loaded machine: once more, alone
+            _CHILD_PRINTS.pop(domain.id, None)
+            other = _child_fingerprints([domain.id], _domain_files(domain))[domain.id]
+        if other.startswith(("error:", _INFRA)):
+            return [f"{domain.id}: sampling failed in a fresh interpreter, so determinism across "
+                    f"processes could not be checked: {other.split(':', 1)[1].strip()}"]
         if other != first:
             return [f"{domain.id}: sampling is not deterministic across processes: a fresh "
                     "interpreter gave different tasks for the same (split, seed, index)"]

@@ -243,6 +243,9 @@ class RewardService:
         return Scheduler.from_config(self.config.mixture, self.registry)
 
     def open(self) -> None:
+        """Start the pool and build ``/v1/domains`` (every manifest parsed: seconds on a loaded
+        machine, paid before the server answers ``/health``, never by a client's request)."""
+        _ = self.domain_rows
         self.pool = make_pool(self.registry, self.config.workers, self.config.ray,
                               self.config.ray_threads, self.config.ray_actor_cpus,
                               self.config.ray_start_timeout_s)

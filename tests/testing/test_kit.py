@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import brokenplug
 import pytest
 import toyplug
 
-from rlhub.testing import assert_domain_ok, bad_inputs, check_domain
+from rlhub.testing import assert_domain_ok, bad_inputs, check_determinism, check_domain
 
 
 @pytest.fixture
@@ -113,3 +114,24 @@ def test_determinism_across_processes_uses_a_fresh_interpreter(monkeypatch):
         assert check_domain("toy/reverse-v1", n=2) == []
     finally:
         plugins.reset()
+
+
+def test_a_fresh_interpreter_that_loses_its_worker_is_tried_again_and_named(monkeypatch, tmp_path):
+    """A lost worker in the fresh interpreter is rlhub's fault, not non-determinism: the kit
+    tries once more and then says what failed, with the error's text."""
+    log = tmp_path / "children"
+    monkeypatch.setenv("RLHUB_PLUGINS", "toyplug,brokenplug")
+    monkeypatch.setenv("RLHUB_DISABLE_AUTOLOAD", "1")
+    monkeypatch.setenv("BROKEN_PARENT_PID", str(os.getpid()))
+    monkeypatch.setenv("BROKEN_CHILD_LOG", str(log))
+    from rlhub import plugins
+
+    plugins.reset()
+    try:
+        found = check_determinism(plugins.registry().get("broken/lost-in-child-v1"))
+    finally:
+        plugins.reset()
+    assert found == ["broken/lost-in-child-v1: sampling failed in a fresh interpreter, so "
+                     "determinism across processes could not be checked: VerifierError: bounded "
+                     "worker: not ready within 120 s"]
+    assert len(set(log.read_text().split())) == 2
