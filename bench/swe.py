@@ -62,7 +62,7 @@ def workspace_figures(reg: Registry, n: int) -> dict[str, Any]:
     opens, resets = [], []
     for _ in range(n):
         start = time.perf_counter()
-        workspace = reg.workspaces.open(files, backend="local")
+        workspace = reg.services.workspaces.open(files, backend="local")
         opens.append(time.perf_counter() - start)
         with workspace:
             workspace.write(f"{task.meta['package']}/scratch.py", "x = 1\n")
@@ -261,7 +261,7 @@ def main() -> None:
         result["node_estimate"] = estimate(result["concurrency"], result["memory"],
                                            args.node_cores, args.node_memory_gib)
     finally:
-        reg.close()
+        reg.services.close()
     emit(result, table(result), NOTE)
 
 

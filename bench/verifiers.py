@@ -44,7 +44,7 @@ CASES = {
 
 def bench(name: str, n: int) -> dict[str, float]:
     options, task, completion = CASES[name]
-    verifier = REG.verifier(name, options)
+    verifier = REG.services.verifier(name, options)
     assert verifier.check(task, completion).passed, name
     times = []
     for _ in range(n):
@@ -102,7 +102,7 @@ def protections(n: int) -> dict[str, Any]:
     from rlhub_instruct.domain import prose_problems
 
     math_options, math_task, math_answer = CASES["math"]
-    math_check = REG.verifier("math", math_options)
+    math_check = REG.services.verifier("math", math_options)
     rg = REG.get(next(i for i in REG.ids() if i.startswith("rg/basic_arithmetic-v")))
     rg_task = rg.task("train", 0, 0)
     instruct = REG.get(next(i for i in REG.ids() if i.startswith("instruct/combo3-v")))

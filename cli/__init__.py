@@ -36,7 +36,7 @@ def plugin_commands(target: typer.Typer) -> None:
 
     taken = builtin_names(target)
     try:
-        refs = registry().named("rlhub_commands")
+        refs = registry().services.named("rlhub_commands")
     except Exception as exc:  # noqa: BLE001 - a plugin's hook must not break the command line
         print(f"rlhub: plugin commands not loaded: {exc}", file=sys.stderr)
         return

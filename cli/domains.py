@@ -281,7 +281,7 @@ def _verify_text(record: dict[str, Any]) -> str:
 @handle_errors
 def verifiers(json_out: bool = JsonOpt) -> None:
     """List the named reusable verifiers."""
-    refs = get_registry().verifier_refs()
+    refs = get_registry().services.verifier_refs()
     if json_out:
         emit_json(refs)
     else:

@@ -52,10 +52,10 @@ def exec_file(
     """Run FILE in a sandbox and print its result."""
     from rlhub.sandbox import ExecRequest, Limits
 
-    registry = get_registry()
-    if backend not in registry.sandboxes.names():
-        fail(f"--backend: expected one of {registry.sandboxes.names()}, found {backend!r}")
-    languages = registry.languages()
+    services = get_registry().services
+    if backend not in services.sandboxes.names():
+        fail(f"--backend: expected one of {services.sandboxes.names()}, found {backend!r}")
+    languages = services.languages()
     if language is None:
         spec = languages.by_suffix(file.suffix)
         if spec is None:
@@ -81,9 +81,9 @@ def exec_file(
         libraries=list(library or []),
     )
     try:
-        result = registry.sandbox(backend).run(request)
+        result = services.sandbox(backend).run(request)
     finally:
-        registry.close()
+        services.close()
     if json_out:
         emit_json(result.to_dict())
     else:
@@ -113,17 +113,17 @@ def info(
     from rlhub.errors import RlhubError
     from rlhub.sandbox.channel import PROTECTION_NOTES
 
-    registry = get_registry()
+    services = get_registry().services
     reports = []
     for name in backend or ["local", "docker"]:
         try:
-            report = registry.sandbox(name).info()
+            report = services.sandbox(name).info()
             names = [*report["active"], *report["missing"]]
             report["notes"] = {p: PROTECTION_NOTES.get(p, "") for p in names}
             reports.append(report)
         except RlhubError as exc:
             reports.append({"backend": name, "available": False, "error": str(exc)})
-    registry.close()
+    services.close()
     if json_out:
         emit_json(reports)
         return

@@ -178,7 +178,7 @@ def run_eval(cfg: EvalConfig, *, registry: Registry, progress: Progress | None =
     mixed = mixed if mixed is not None else load_mixture(cfg.mixture, registry)
     domains = sorted(mixed["domains"])
     origin = None if isinstance(cfg.mixture, dict) else cfg.mixture
-    registry.use_judges(judges_of(mixed, registry, origin=origin))
+    registry.services.use_judges(judges_of(mixed, registry, origin=origin))
     run_id = _prepare_run(cfg, store, domains)
     store.clean_temp()
     done = store.job_keys() if cfg.resume else set()

@@ -66,8 +66,8 @@ def rlhub_verifiers() -> dict[str, str]:
     :return: A mapping from verifier name (``"math"``, ``"python-tests"``, ...) to a lazy
         ``"module:attr"`` reference to a class called as ``cls(options: dict)`` (or
         ``cls(options, services=services)`` when it takes ``services``, the registry's
-        :class:`rlhub.services.Services`, to reach the sandbox, judges or other verifiers; a class
-        taking ``registry`` is given the services under that name) whose ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
+        :class:`rlhub.services.Services`, to reach the sandbox, judges or other verifiers) whose
+        ``check(task, completion)`` returns a :class:`rlhub.Verdict`.
 
     Who implements: rlhub itself (the built-ins) and any plugin sharing a verifier with manifests
     and data-only domain files. When called: once per registry, the first time a verifier is

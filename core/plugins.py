@@ -53,9 +53,7 @@ from rlhub.services import Services, ServicesSpec
 
 if TYPE_CHECKING:
     from rlhub.installs import Pin
-    from rlhub.sandbox import Backend, Sandboxes
-    from rlhub.sandbox.languages import Languages
-    from rlhub.sandbox.workspaces import Workspaces
+    from rlhub.sandbox import Backend
     from rlhub.trust import UntrustedEnv
     from rlhub.verifiers.routes import JudgeRoutes
 
@@ -126,10 +124,11 @@ def domain_file_paths(extra: Iterable[str | os.PathLike[str]] = (),
 
 class Registry:
     """The plugin manager, the catalog of every discovered domain and the domains built from it:
-    discovery's data. What the domains use when they run (sandboxes, verifiers, judges, trust,
-    provenance) is :attr:`services` (:class:`rlhub.services.Services`), handed to each domain it
-    builds (``domain.services``); the methods of the services below are its shortcuts for callers
-    holding a registry.
+    discovery's data, and nothing else. What the domains use when they run (sandboxes,
+    workspaces, languages, named verifiers and strategies, judges, trust, provenance) is the one
+    attribute :attr:`services` (:class:`rlhub.services.Services`): a caller holding a registry
+    asks ``registry.services``, a domain it builds ``domain.services``, and whoever needs only the
+    services is handed that object. ``registry.services.close()`` stops what they started.
 
     Everything that needs plugins receives a registry; only entry points (the CLI, a server or a
     trainer started on its own, the pytest plugin) call :func:`registry`. Two registries share
@@ -137,8 +136,8 @@ class Registry:
     registry's domains: a name, a backend object (a test double), or None for
     ``$RLHUB_SANDBOX``, else ``local``. ``versions(name)`` reads a distribution's installed version
     for provenance (by default :func:`rlhub.provenance.distribution_version`). ``judges`` are the
-    judge routes of the mixture this registry's run uses (:meth:`use_judges`). :attr:`spec` is all
-    of this as a value (:meth:`from_spec`).
+    judge routes of the mixture this registry's run uses (``services.use_judges``). :attr:`spec`
+    is all of this as a value (:meth:`from_spec`).
     """
 
     def __init__(self, *, domain_files: Iterable[str | os.PathLike[str]] = (),
@@ -436,50 +435,6 @@ class Registry:
                 domain.registry = self  # and so its services
                 self._domains[domain_id] = domain
             return self._domains[domain_id]
-
-    def named(self, hook: str) -> dict[str, str]:
-        """What a naming hook declares (:meth:`rlhub.services.Services.named`)."""
-        return self.services.named(hook)
-
-    def strategy_refs(self) -> dict[str, str]:
-        """Every mixture strategy: ``{name: "module:attr"}``."""
-        return self.named("rlhub_scheduler_strategies")
-
-    # -- the services' shortcuts (rlhub.services.Services) -----------------------------------
-
-    def verifier_refs(self) -> dict[str, str]:
-        return self.services.verifier_refs()
-
-    def languages(self) -> Languages:
-        return self.services.languages()
-
-    @property
-    def judges(self) -> JudgeRoutes:
-        return self.services.judges
-
-    def use_judges(self, routes: JudgeRoutes) -> None:
-        self.services.use_judges(routes)
-
-    def verifier(self, name: str, options: dict[str, Any] | None = None) -> Any:
-        return self.services.verifier(name, options)
-
-    @property
-    def sandboxes(self) -> Sandboxes:
-        return self.services.sandboxes
-
-    @property
-    def workspaces(self) -> Workspaces:
-        return self.services.workspaces
-
-    def sandbox(self, name: str | None = None, **options: Any) -> Backend:
-        return self.services.sandbox(name, **options)
-
-    def provenance(self, manifest: Manifest | str) -> dict[str, Any]:
-        return self.services.provenance(manifest)
-
-    def close(self) -> None:
-        """Stop what this registry's services started (:meth:`rlhub.services.Services.close`)."""
-        self.services.close()
 
 
 _default: Registry | None = None

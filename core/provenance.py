@@ -60,7 +60,7 @@ def _verifier_modules(spec: Any, refs: Mapping[str, str]) -> list[str]:
 def code_roots(manifest: Manifest, verifiers: Mapping[str, str]) -> list[str]:
     """The modules that decide this domain's rewards: its factory's and its verifiers'.
 
-    :param verifiers: The registry's named verifiers (``registry.verifier_refs()``).
+    :param verifiers: The registry's named verifiers (``registry.services.verifier_refs()``).
     """
     factory = manifest.data["factory"].partition(":")[0]
     return sorted({factory, *_verifier_modules(manifest.data.get("verifier"), verifiers)})

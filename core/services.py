@@ -10,8 +10,8 @@ Two :class:`Services` share nothing: each starts its own sandbox and workspace b
 own verifiers and keeps its own judge endpoints and judgement cache
 (:class:`rlhub.verifiers.endpoints.JudgeEndpoints`).
 
-A domain reaches them as ``domain.services``; a verifier class that takes ``services`` (or, as
-before, ``registry``) is given them.
+A caller holding a registry reaches them as ``registry.services`` (the registry has no shortcuts
+to them), a domain as ``self.services``; a verifier class that takes ``services`` is given them.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ class Services:
 
     def named(self, hook: str) -> dict[str, str]:
         """What a naming hook (``rlhub_verifiers``, ``rlhub_sandbox_backends``,
-        ``rlhub_scheduler_strategies``) declares: ``{name: "module:attr"}``, plugins overriding
-        the built-ins; asked once."""
+        ``rlhub_scheduler_strategies``, ``rlhub_commands``) declares: ``{name: "module:attr"}``,
+        plugins overriding the built-ins; asked once."""
         if hook not in self._refs:
             with boundary(PluginError, f"{hook}()"):
                 results = getattr(self.pm.hook, hook)()
@@ -102,6 +102,10 @@ class Services:
     def workspace_refs(self) -> dict[str, str]:
         """Every workspace backend: ``{name: "module:attr"}``."""
         return self.named("rlhub_workspace_backends")
+
+    def strategy_refs(self) -> dict[str, str]:
+        """Every mixture strategy: ``{name: "module:attr"}``."""
+        return self.named("rlhub_scheduler_strategies")
 
     def languages(self) -> Languages:
         """Every sandbox language (:class:`rlhub.sandbox.languages.Languages`): what each

@@ -3,7 +3,7 @@
 A backend's ``run(request)`` executes one :class:`ExecRequest` and returns an
 :class:`ExecResult`; ``run_batch(requests)`` is the async batch form. Backends are named by the
 ``rlhub_sandbox_backends`` hook, each started once per registry (:class:`Sandboxes`, reached as
-``registry.sandbox(name)``); ``local`` is the embedded default.
+``registry.services.sandbox(name)``); ``local`` is the embedded default.
 """
 
 from __future__ import annotations

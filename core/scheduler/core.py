@@ -75,8 +75,8 @@ class Scheduler:
             made = registry.pm.hook.rlhub_make_scheduler(config=config, registry=registry)
         if made is not None:
             return made
-        if config["strategy"] not in registry.strategy_refs():
-            _unknown_strategy(config["strategy"], list(registry.strategy_refs()))
+        if config["strategy"] not in registry.services.strategy_refs():
+            _unknown_strategy(config["strategy"], list(registry.services.strategy_refs()))
         return Scheduler(config, registry)
 
     @classmethod
@@ -326,7 +326,7 @@ def make_strategy(config: dict[str, Any], registry: RegistryLike | None = None) 
     """The strategy named by ``config["strategy"]``, from ``registry``'s strategies (None: the
     built-in ones)."""
     name = config["strategy"]
-    refs = registry.strategy_refs() if registry is not None else BUILTIN_STRATEGIES
+    refs = registry.services.strategy_refs() if registry is not None else BUILTIN_STRATEGIES
     if name not in refs:
         raise SchedulerError(did_you_mean(name, refs, what="strategy", listing="rlhub list"))
     with boundary(SchedulerError, f"strategy {name!r} ({refs[name]})"):

@@ -86,7 +86,7 @@ def rlhub_registry() -> Iterator[Callable[..., Any]]:
 
     yield make
     for reg in made:
-        reg.close()
+        reg.services.close()
 
 
 class SandboxDouble:

@@ -40,9 +40,7 @@ class Verifiers:
 
     A class is called as ``cls(options)``, or ``cls(options, services=services)`` when it takes
     ``services`` (a verifier that runs code in the sandbox, asks a judge or builds other
-    verifiers; :class:`rlhub.services.Services`). A class taking ``registry`` instead, as before,
-    is given the services under that name: they have what it used of a registry (``verifier``,
-    ``sandbox``, ``sandboxes``, ``workspaces``, ``languages``, ``judges``).
+    verifiers; :class:`rlhub.services.Services`).
     """
 
     def __init__(self, refs: Callable[[], dict[str, str]], services: ServicesLike):
@@ -61,10 +59,8 @@ class Verifiers:
         with boundary(VerifierError, f"verifier {name!r}"):
             cls = load_object(refs[name])
             options = json.loads(options_json)
-            wants = inspect.signature(cls).parameters
-            for name in ("services", "registry"):
-                if name in wants:
-                    return cls(options, **{name: self.services})
+            if "services" in inspect.signature(cls).parameters:
+                return cls(options, services=self.services)
             return cls(options)
 
 

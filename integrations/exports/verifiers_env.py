@@ -96,7 +96,8 @@ class RlhubTaskset(vf.Taskset[RlhubTask, RlhubTasksetConfig]):
                              "found none")
         registry = entry_registry()
         mixture = load_mixture(cfg.mixture, registry)
-        registry.use_judges(mixture_judges(cfg.mixture, registry))  # the env scores with them
+        # the env scores with the mixture's judges
+        registry.services.use_judges(mixture_judges(cfg.mixture, registry))
         counts = largest_remainder(cfg.n, Scheduler.from_config(mixture, registry).weights())
         coords = [(d, i) for d, k in counts.items() for i in range(k)]
         random.Random(f"rlhub-env/{cfg.seed}/{cfg.split}/{cfg.n}").shuffle(coords)

@@ -15,10 +15,11 @@ is the sha256 of the lock's canonical JSON (sorted keys, no spaces) without its 
   (:mod:`rlhub.integrations.hub.bundle`); it also lists the sha256 of each file, and its lock hash is the
   bundle's id.
 
-A domain record is :func:`rlhub.provenance.domain_provenance` (``registry.provenance``) made portable, so that a lock
-written on one machine checks on another: a data-only domain's distribution is named by its file
-name, not its absolute path, and its manifest hash leaves out the folder the file sits in; a
-``sandbox.dockerfile`` path is replaced by the sha256 of the Dockerfile it names.
+A domain record is :func:`rlhub.provenance.domain_provenance` (``registry.services.provenance``)
+made portable, so that a lock written on one machine checks on another: a data-only domain's
+distribution is named by its file name, not its absolute path, and its manifest hash leaves out
+the folder the file sits in; a ``sandbox.dockerfile`` path is replaced by the sha256 of the
+Dockerfile it names.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def portable_manifest(manifest: Manifest) -> dict[str, Any]:
 
 def domain_record(manifest: Manifest, registry: Registry) -> dict[str, Any]:
     """The portable provenance record of one domain of ``registry``, as locks store it."""
-    record = registry.provenance(manifest)
+    record = registry.services.provenance(manifest)
     record["manifest_hash"] = sha256_json(portable_manifest(manifest))
     if manifest.source:
         record["distribution"] = f"domain file {Path(manifest.source).name}"

@@ -72,7 +72,7 @@ def probe_domains(files: list[Path], expected: set[str], policy: ProbePolicy
             else:
                 results[domain_id] = _probe(registry.get(domain_id), policy.tasks)
     finally:
-        registry.close()
+        registry.services.close()
     return results
 
 

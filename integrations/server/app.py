@@ -239,7 +239,7 @@ class RewardService:
         from rlhub.scheduler import Scheduler
         from rlhub.judges import mixture_judges
 
-        self.registry.use_judges(mixture_judges(self.config.mixture, self.registry))
+        self.registry.services.use_judges(mixture_judges(self.config.mixture, self.registry))
         return Scheduler.from_config(self.config.mixture, self.registry)
 
     def open(self) -> None:

@@ -53,7 +53,8 @@ class LocalTrainer:
         self.mixture, self.cfg = load_train_config(config)
         self.out = Path(out)
         self.registry = registry
-        registry.use_judges(mixture_judges(config, registry, origin=origin))  # config: a mixture
+        # config is a mixture: its judges serve this run
+        registry.services.use_judges(mixture_judges(config, registry, origin=origin))
         self.lock_hash = lock_hash  # `rlhub train --locked`: every trajectory carries it
         self.progress = progress or (lambda message: None)
         self.run_id = uuid.uuid4().hex

@@ -30,13 +30,13 @@ class Misspelt:
 def test_a_plugins_backend_is_named_by_its_manifest_and_runs_a_job():
     registry = Registry(autoload=False, plugins=[extendplug])
     try:
-        assert "ext/twin-v1" in registry.ids() and "twin" in registry.sandboxes.names()
-        backend = registry.sandbox("twin")
+        assert "ext/twin-v1" in registry.ids() and "twin" in registry.services.sandboxes.names()
+        backend = registry.services.sandbox("twin")
         result = backend.run(ExecRequest(code="print(6 * 7)"))
-        assert isinstance(backend, extendplug.Twin) and registry.sandbox("twin") is backend
+        assert isinstance(backend, extendplug.Twin) and registry.services.sandbox("twin") is backend
         assert (result.status, result.stdout.strip()) == ("ok", "42")
     finally:
-        registry.close()
+        registry.services.close()
 
 
 def test_a_manifest_naming_an_unknown_backend_is_refused_on_use_with_the_nearest_names():
@@ -53,7 +53,7 @@ def test_without_the_plugin_its_backend_name_is_unknown():
     registry = Registry(autoload=False, plugins=[Misspelt()])
     with pytest.raises(ManifestError, match="unknown sandbox backend 'twni'. Run"):
         registry.manifest("misspelt/x-v1")
-    assert "twin" not in registry.sandboxes.names()
+    assert "twin" not in registry.services.sandboxes.names()
 
 
 def test_a_plugins_strategy_runs_in_the_built_in_scheduler():

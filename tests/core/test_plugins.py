@@ -278,7 +278,7 @@ def test_a_left_out_hook_that_raises_is_reported_and_the_rest_still_list():
 def test_a_manifest_may_name_the_source_packages_it_requires_and_provenance_records_them():
 
     reg = Registry(plugins=[_LeavesOut()], autoload=False)
-    record = reg.provenance("bridgy/kept-v1")
+    record = reg.services.provenance("bridgy/kept-v1")
     assert record["source_versions"] == {"somegame": ""}  # not installed: recorded as missing
 
 

@@ -1,8 +1,9 @@
 """A registry is passed, not looked up: two registries in one process share nothing.
 
-Each holds its own domains, named verifiers and sandbox backends; a domain reaches verifiers and
-sandboxes through the registry that built it, and a test double is handed to a registry as an
-argument (``Registry(sandbox=double)``), never installed in a module global.
+Each holds its own domains and services (named verifiers, sandbox backends); a domain reaches
+verifiers and sandboxes through the services of the registry that built it, a registry has no
+shortcuts to them (one name each: ``registry.services.sandbox()``), and a test double is handed
+to a registry as an argument (``Registry(sandbox=double)``), never installed in a module global.
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ def test_a_sandbox_double_passed_to_one_registry_never_reaches_another(rlhub_san
         assert len(double.requests) == 1
         assert not real.get("formats/humaneval-v1").verify(task, WRONG).passed
         assert len(double.requests) == 1
-        assert real.sandbox().name == "local" and faked.sandbox() is double
+        assert real.services.sandbox().name == "local" and faked.services.sandbox() is double
     finally:
-        faked.close()
-        real.close()
+        faked.services.close()
+        real.services.close()
 
 
 def test_two_servers_in_one_process_verify_with_their_own_plugins():
@@ -97,11 +98,19 @@ def test_a_domain_made_outside_a_registry_says_how_to_get_one():
     assert orphan.verify(orphan.task("train", 0, 0), "x").failure == "verifier"
 
 
-def test_closing_a_registry_stops_only_its_own_sandboxes(rlhub_sandbox):
+def test_closing_a_registrys_services_stops_only_its_own_sandboxes(rlhub_sandbox):
     first, second = rlhub_sandbox(forged_pass), rlhub_sandbox(forged_pass)
     one, two = Registry(autoload=False, sandbox=first), Registry(autoload=False, sandbox=second)
-    assert one.sandbox() is first and two.sandbox() is second
-    one.close()
-    assert first.closed and not second.closed and two.sandbox() is second
-    two.close()
+    assert one.services.sandbox() is first and two.services.sandbox() is second
+    one.services.close()
+    assert first.closed and not second.closed and two.services.sandbox() is second
+    two.services.close()
     assert second.closed
+
+
+def test_a_registry_reaches_its_services_by_one_name_only():
+    """No shortcut on the registry repeats a service (``registry.sandbox()`` and the like): the
+    names both have are the plugin manager and catalog they share, and each one's own spec."""
+    registry = Registry(plugins=[toyplug], autoload=False)
+    services = {name for name in dir(registry.services) if not name.startswith("_")}
+    assert services & set(dir(registry)) == {"pm", "manifests", "spec"}

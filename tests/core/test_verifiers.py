@@ -9,7 +9,7 @@ import pytest
 import rlhub
 from rlhub import Task, VerifierError
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 
 def task(answer=None, **meta):
@@ -21,36 +21,37 @@ def task(answer=None, **meta):
     ("I think\nParis", True), ("", False),
 ])
 def test_exact_compares_the_final_answer(completion, ok):
-    assert REG.verifier("exact").check(task("Paris"), completion).passed is ok
+    assert SERVICES.verifier("exact").check(task("Paris"), completion).passed is ok
 
 
 def test_exact_casefold_and_answer_lists():
-    v = REG.verifier("exact", {"normalize": "casefold"})
+    v = SERVICES.verifier("exact", {"normalize": "casefold"})
     assert v.check(task(["Paris", "Lutetia"]), "<answer>lutetia.</answer>").passed
 
 
 def test_exact_rejects_an_unknown_normalisation_clearly():
     with pytest.raises(VerifierError, match="expected normalize in none|strip|whitespace|casefold"):
-        REG.verifier("exact", {"normalize": "loose"})
+        SERVICES.verifier("exact", {"normalize": "loose"})
 
 
 def test_unknown_verifiers_get_a_did_you_mean():
     with pytest.raises(VerifierError) as err:
-        REG.verifier("mathh")
+        SERVICES.verifier("mathh")
     assert str(err.value).startswith("unknown verifier 'mathh'; did you mean 'math'?")
 
 
 def test_regex_uses_the_task_pattern_or_the_option():
-    assert REG.verifier("regex").check(task(r"\d{4}-\d{2}-\d{2}"), " 2024-01-31 ").passed
-    assert not REG.verifier("regex", {"pattern": "[a-z]+"}).check(task(), "abc1").passed
-    assert REG.verifier("regex", {"pattern": "b", "fullmatch": False}).check(task(), "abc").passed
+    assert SERVICES.verifier("regex").check(task(r"\d{4}-\d{2}-\d{2}"), " 2024-01-31 ").passed
+    assert not SERVICES.verifier("regex", {"pattern": "[a-z]+"}).check(task(), "abc1").passed
+    anywhere = SERVICES.verifier("regex", {"pattern": "b", "fullmatch": False})
+    assert anywhere.check(task(), "abc").passed
 
 
 SCHEMA = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
 
 
 def test_json_schema_separates_parsing_from_validation():
-    v = REG.verifier("json-schema", {"schema": SCHEMA})
+    v = SERVICES.verifier("json-schema", {"schema": SCHEMA})
     assert v.check(task(), '```json\n{"n": 3}\n```').passed
     bad = v.check(task(), '{"n": "3"}')
     assert bad.components == {"valid_json": 1.0, "schema_ok": 0.0}
@@ -66,11 +67,11 @@ def test_json_schema_separates_parsing_from_validation():
     ("7", "\\boxed{9^{9^{9^{9}}}}", False),
 ])
 def test_math_checks_the_last_boxed_answer(answer, completion, ok):
-    assert REG.verifier("math").check(task(answer), completion).passed is ok
+    assert SERVICES.verifier("math").check(task(answer), completion).passed is ok
 
 
 def test_math_is_safe_to_call_from_threads():
-    v = REG.verifier("math")
+    v = SERVICES.verifier("math")
     results = []
     threads = [threading.Thread(target=lambda: results.append(
         v.check(task("\\frac{3}{4}"), "\\boxed{0.75}").passed)) for _ in range(4)]
@@ -90,7 +91,7 @@ def check(candidate):
 
 
 def run_py(program, tests=TESTS):
-    return REG.verifier("python-tests").check(
+    return SERVICES.verifier("python-tests").check(
         task(tests=tests, entry_point="add"), f"```python\n{program}\n```")
 
 

@@ -37,7 +37,8 @@ def test_every_row_carries_the_schema_version_and_full_provenance(reg, tmp_path)
         assert r["schema_version"] == SCHEMA_VERSION
         assert (r["plugin"], r["domain_version"], r["policy"]) == ("looptest", "1.0",
                                                                    "oracle:wrong-first")
-        assert r["verifier_hash"] == verifier_code_hash(reg.manifest(r["domain"]), reg.verifier_refs())
+        assert r["verifier_hash"] == verifier_code_hash(reg.manifest(r["domain"]),
+                                                        reg.services.verifier_refs())
         assert len(r["verifier_hash"]) == 64
         assert r["rlhub_version"] and r["seed"] == 0 and r["split"] == "test"
         assert r["sandbox_image"] is None and r["policy_info"] == {"spec": "oracle:wrong-first"}

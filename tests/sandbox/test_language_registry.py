@@ -48,22 +48,22 @@ def local() -> Iterator[LocalBackend]:
 def test_a_plugins_language_is_registered_by_one_hook_and_runs_in_its_own_view() -> None:
     registry = Registry(autoload=False, plugins=[Dashplug()])
     try:
-        languages = registry.languages()
+        languages = registry.services.languages()
         assert "posix" in languages and languages.by_fence("posix-sh").name == "posix"
         assert languages.get("awk").source == "prog.awk"  # the plugin's spec wins
-        backend = registry.sandbox("local", workers=1, slots=2)
+        backend = registry.services.sandbox("local", workers=1, slots=2)
         code = 'echo "$0 in $(pwd)"; [ -e /usr/bin/gcc ] && echo gcc || echo "no gcc"'
         result = backend.run(ExecRequest(code=code, language="posix"))
         # no compiler in a dash job's view
         assert (result.status, result.stdout) == ("ok", "main.sh in /tmp\nno gcc\n"), result
     finally:
-        registry.close()
+        registry.services.close()
 
 
 def test_a_spec_with_a_bad_name_is_refused_naming_the_plugin() -> None:
     registry = Registry(autoload=False, plugins=[Broken()])
     with pytest.raises(SandboxError, match="'C\\+\\+' from broken: expected a lower-case word"):
-        registry.languages()
+        registry.services.languages()
 
 
 def test_a_spec_with_unknown_keys_says_which_keys_exist() -> None:

@@ -250,10 +250,10 @@ def test_python_tests_jobs_import_the_libraries_the_verifier_is_given() -> None:
     registry = Registry(autoload=False)
     try:
         declared = PythonTests({"libraries": ["pluggy"], "backend": "local"},
-                               registry).check(task, answer)
-        undeclared = PythonTests({"backend": "local"}, registry).check(task, answer)
+                               registry.services).check(task, answer)
+        undeclared = PythonTests({"backend": "local"}, registry.services).check(task, answer)
     finally:
-        registry.close()
+        registry.services.close()
     assert declared.components == {"pass_frac": 1.0, "all_pass": 1.0}, declared
     assert undeclared.components["all_pass"] == 0.0 and "pluggy" in undeclared.feedback
 

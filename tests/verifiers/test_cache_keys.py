@@ -55,7 +55,7 @@ def test_a_copied_rubric_with_extra_instructions_shares_no_judge_entry_with_the_
 
 def test_the_same_options_for_another_domain_are_another_entry(judge, task, options):
     server = judge()
-    verifier = Registry(autoload=False).verifier("judge", options(server.url))
+    verifier = Registry(autoload=False).services.verifier("judge", options(server.url))
     verifier.check(task, "one")
     verifier.check(dataclasses.replace(task, domain="other/explain-v1"), "one")
     assert server.judge_calls == 2
@@ -65,7 +65,7 @@ def test_two_registries_share_no_judge_endpoint_and_no_cached_judgement(judge, t
     server = judge()
     one, two = Registry(autoload=False), Registry(autoload=False)
     for registry in (one, two, one):
-        registry.verifier("judge", options(server.url)).check(task, "one")
+        registry.services.verifier("judge", options(server.url)).check(task, "one")
     assert server.judge_calls == 2  # one call per registry; the second of ``one`` is cached
     mine, theirs = one.services.judge_endpoints, two.services.judge_endpoints
     assert mine.endpoint(server.url) is mine.endpoint(server.url)

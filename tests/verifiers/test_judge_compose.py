@@ -94,7 +94,7 @@ def test_a_judge_fallback_inside_a_composite_is_recorded_in_the_error(boil):
 
 
 def test_components_from_two_parts_with_one_name_are_refused_clearly(boil):
-    v = REG.verifier("composite", {"parts": ["exact", "exact"]})
+    v = REG.services.verifier("composite", {"parts": ["exact", "exact"]})
     with pytest.raises(VerifierError, match="component 'correct' comes from both part 0 "
                                             r"\(exact\) and part 1 \(exact\); rename one"):
         v.check(boil, "Answer: 100")
@@ -107,7 +107,7 @@ def test_components_from_two_parts_with_one_name_are_refused_clearly(boil):
 ])
 def test_bad_composites_fail_at_construction(options, message):
     with pytest.raises(VerifierError) as err:
-        REG.verifier("composite", options)
+        REG.services.verifier("composite", options)
     assert message in str(err.value)
 
 

@@ -11,7 +11,7 @@ import rlhub
 from rlhub import Task
 from rlhub.verifiers import endpoints
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 
 def _parallel(n: int, fn) -> list:
@@ -21,7 +21,7 @@ def _parallel(n: int, fn) -> list:
 
 def test_a_second_identical_call_is_served_from_the_cache(judge, task, options):
     server = judge()
-    v = REG.verifier("judge", options(server.url))
+    v = SERVICES.verifier("judge", options(server.url))
     first = v.check(task, task.answer)
     second = v.check(task, task.answer)
     assert server.judge_calls == 1 and first == second
@@ -30,19 +30,19 @@ def test_a_second_identical_call_is_served_from_the_cache(judge, task, options):
 def test_the_cache_key_includes_the_rubric_version_prompt_and_completion(judge, task, options):
     server = judge()
     base = options(server.url)
-    REG.verifier("judge", base).check(task, "one")
-    REG.verifier("judge", base).check(task, "two")
+    SERVICES.verifier("judge", base).check(task, "one")
+    SERVICES.verifier("judge", base).check(task, "two")
     other = Task("t2", task.domain, "Explain photosynthesis briefly.", answer=task.answer)
-    REG.verifier("judge", base).check(other, "one")
+    SERVICES.verifier("judge", base).check(other, "one")
     bumped = {**base, "rubric": {**base["rubric"], "version": "test-2"}}
-    REG.verifier("judge", bumped).check(task, "one")
-    REG.verifier("judge", base).check(task, "one")
+    SERVICES.verifier("judge", bumped).check(task, "one")
+    SERVICES.verifier("judge", base).check(task, "one")
     assert server.judge_calls == 4
 
 
 def test_the_cache_can_be_turned_off(judge, task, options):
     server = judge()
-    v = REG.verifier("judge", options(server.url, cache=False))
+    v = SERVICES.verifier("judge", options(server.url, cache=False))
     v.check(task, "same")
     v.check(task, "same")
     assert server.judge_calls == 2
@@ -50,7 +50,7 @@ def test_the_cache_can_be_turned_off(judge, task, options):
 
 def test_identical_concurrent_calls_reach_the_judge_once(judge, task, options):
     server = judge("slow", delay_s=0.3)
-    v = REG.verifier("judge", options(server.url))
+    v = SERVICES.verifier("judge", options(server.url))
     verdicts = _parallel(8, lambda _: v.check(task, task.answer))
     assert server.judge_calls == 1 and all(x == verdicts[0] for x in verdicts)
 
@@ -58,12 +58,12 @@ def test_identical_concurrent_calls_reach_the_judge_once(judge, task, options):
 def test_the_concurrency_limit_is_shared_by_every_judge_of_an_endpoint(judge, task, options):
     server = judge("slow", delay_s=0.25)
     limit = 3
-    a = REG.verifier("judge", options(server.url, concurrency=limit))
-    b = REG.verifier("judge", options(server.url, concurrency=limit, component="second"))
+    a = SERVICES.verifier("judge", options(server.url, concurrency=limit))
+    b = SERVICES.verifier("judge", options(server.url, concurrency=limit, component="second"))
     start = time.perf_counter()
     _parallel(12, lambda i: (a if i % 2 else b).check(task, f"answer number {i}"))
     elapsed = time.perf_counter() - start
-    assert REG.services.judge_endpoints.endpoint(server.url, {"concurrency": 9}).limit == limit
+    assert SERVICES.judge_endpoints.endpoint(server.url, {"concurrency": 9}).limit == limit
     assert server.judge_calls == 12
     assert 1 <= server.max_in_flight <= limit  # never more than the shared limit at once
     assert elapsed >= 4 * 0.25  # 12 requests through 3 slots take at least 4 rounds
@@ -71,8 +71,8 @@ def test_the_concurrency_limit_is_shared_by_every_judge_of_an_endpoint(judge, ta
 
 def test_waiting_for_a_slot_counts_against_the_deadline(judge, task, options):
     server = judge("slow", delay_s=3.0)
-    v = REG.verifier("judge", options(server.url, concurrency=1, deadline_s=1.2, timeout_s=2.0,
-                                       retries=0, fallback=0.0))
+    v = SERVICES.verifier("judge", options(server.url, concurrency=1, deadline_s=1.2,
+                                            timeout_s=2.0, retries=0, fallback=0.0))
     start = time.perf_counter()
     verdicts = _parallel(4, lambda i: v.check(task, f"answer {i}"))
     elapsed = time.perf_counter() - start
@@ -89,7 +89,7 @@ def test_waiting_for_a_slot_counts_against_the_deadline(judge, task, options):
 
 def test_latency_and_outcomes_are_exported_to_prometheus_and_tensorboard(judge, task, options):
     server = judge()
-    REG.verifier("judge", options(server.url)).check(task, "metrics please")
+    SERVICES.verifier("judge", options(server.url)).check(task, "metrics please")
     text = prometheus_client.generate_latest().decode()
     assert f'rlhub_judge_requests_total{{endpoint="{server.url}",outcome="ok"}}' in text
     assert f'rlhub_judge_request_seconds_count{{endpoint="{server.url}"}}' in text

@@ -86,7 +86,7 @@ def test_a_missing_endpoint_names_the_options_and_variables_to_set(task, options
 def test_failures_are_counted_for_the_metrics(judge, task, options):
     server = judge("malformed")
     before = endpoints.STATS.snapshot()["endpoints"].get(server.url, {})
-    REG.verifier("judge", options(server.url, retries=1, fallback=0.0)).check(task, "x")
+    REG.services.verifier("judge", options(server.url, retries=1, fallback=0.0)).check(task, "x")
     after = endpoints.STATS.snapshot()["endpoints"][server.url]
     assert after["requests"]["malformed"] - before.get("requests", {}).get("malformed", 0) == 2
     assert after["failsafe"] - before.get("failsafe", 0) == 1

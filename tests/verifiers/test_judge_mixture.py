@@ -110,11 +110,12 @@ def test_the_mixture_judge_wins_over_rlhub_judge_url_which_wins_over_the_default
     configure(tmp_path, monkeypatch, judges)
     monkeypatch.setenv("RLHUB_JUDGE_URL", judges["env"].url)
     monkeypatch.setenv("RLHUB_JUDGE_MODEL", "env-model")
-    reg.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
+    reg.services.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
     assert judge_once(reg, EXPLAIN) == 1.0
     assert models(judges["mixture"]) == ["big-model"] and judges["env"].requests == []
 
-    reg.use_judges(mixture_judges(mixture(tmp_path), reg))  # a mixture that chooses no judges
+    # a mixture that chooses no judges
+    reg.services.use_judges(mixture_judges(mixture(tmp_path), reg))
     judge_once(reg, EXPLAIN)
     assert models(judges["env"]) == ["env-model"] and len(judges["mixture"].requests) == 1
 
@@ -129,14 +130,14 @@ def test_each_kind_goes_where_the_mixture_says_and_a_kind_it_leaves_out_to_the_r
     configure(tmp_path, monkeypatch, judges)
     monkeypatch.setenv("MIX_JUDGE_KEY", "key-of-the-inline-judge")
     inline = {"url": judges["env"].url, "model": "inline-model", "api_key_env": "MIX_JUDGE_KEY"}
-    reg.use_judges(mixture_judges(mixture(tmp_path, {"rubric": inline}), reg))
+    reg.services.use_judges(mixture_judges(mixture(tmp_path, {"rubric": inline}), reg))
     judge_once(reg, GRADED)
     judge_once(reg, EXPLAIN)
     assert models(judges["env"]) == ["inline-model"]
     assert judges["env"].authorizations == ["Bearer key-of-the-inline-judge"]
     assert models(judges["default"]) == ["grader-model"] and judges["named"].requests == []
 
-    reg.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
+    reg.services.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
     judge_once(reg, GRADED)  # rubric: not in this mixture, so the registry's endpoint 'rubric'
     assert models(judges["named"]) == ["rubric-model"]
 
@@ -156,7 +157,7 @@ def test_a_judge_inside_a_composite_part_is_a_kind_the_mixture_can_route(tmp_pat
     mix = tmp_path / "mix.yaml"
     mix.write_text(yaml.safe_dump({"domains": ["mine/hybrid-v1"],
                                    "judges": {"explainer": "big"}}))
-    reg.use_judges(mixture_judges(mix, reg))
+    reg.services.use_judges(mixture_judges(mix, reg))
     assert judge_once(reg, "mine/hybrid-v1") == 1.0
     assert models(judges["mixture"]) == ["big-model"]
 
@@ -291,8 +292,8 @@ def test_the_local_trainer_takes_its_judges_from_its_config(tmp_path, monkeypatc
     config = {"strategy": "uniform", "domains": [EXPLAIN], "judges": {"default": "big"},
               "out": str(tmp_path / "run"), "config_path": str(tmp_path / "train.yaml")}
     make_local_trainer(config, reg)
-    assert reg.judges.get("default") == "big"
-    assert reg.judges.where == f"mixture file {tmp_path / 'train.yaml'}"
+    assert reg.services.judges.get("default") == "big"
+    assert reg.services.judges.where == f"mixture file {tmp_path / 'train.yaml'}"
     judge_once(reg, EXPLAIN)
     assert models(judges["mixture"]) == ["big-model"]
     with pytest.raises(ConfigError, match=r"field judges\.rubric: expected a judge kind the "
@@ -303,7 +304,7 @@ def test_the_local_trainer_takes_its_judges_from_its_config(tmp_path, monkeypatc
 def test_a_registry_rebuilt_from_its_spec_keeps_the_mixture_judges(tmp_path, monkeypatch,
                                                                    reg, judges):
     configure(tmp_path, monkeypatch, judges)
-    reg.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
+    reg.services.use_judges(mixture_judges(mixture(tmp_path, {"default": "big"}), reg))
     spec = pickle.loads(pickle.dumps(reg.spec))  # what a Ray verifier actor is given
     rebuilt = Registry.from_spec(spec)
     assert rebuilt.spec == reg.spec and rebuilt.services is not reg.services
@@ -357,7 +358,7 @@ def test_no_key_value_is_kept_in_registry_spec_a_lock_or_a_judge_failure(
     dead = {"url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "MIX_KEY",
             "retries": 0, "timeout_s": 1}
     mix = mixture(tmp_path, {"default": "big", "rubric": dead})
-    reg.use_judges(mixture_judges(mix, reg))
+    reg.services.use_judges(mixture_judges(mix, reg))
     domain = reg.get(GRADED)
     task = domain.task("test", 0, 0)
     score = domain.verify(task, str(task.answer))

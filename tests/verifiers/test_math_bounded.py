@@ -12,7 +12,7 @@ import pytest
 import rlhub
 from rlhub import Task
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 UNBOUNDED = ["10^{10^{7}}", "2^{2^{30}}", "99999999!", "{100000}!!", "(10^{7})^{10^{7}}",
              "\\binom{10^{9}}{5\\cdot 10^8}", "\\sqrt[10^{9}]{2}", "9^{99999999}",
@@ -22,7 +22,7 @@ UNBOUNDED = ["10^{10^{7}}", "2^{2^{30}}", "99999999!", "{100000}!!", "(10^{7})^{
 def check_off_the_main_thread(answer: str, completion: str) -> dict:
     box: list = []
     thread = threading.Thread(target=lambda: box.append(
-        REG.verifier("math").check(Task("t", "x/y-v1", "Q?", answer=answer), completion)))
+        SERVICES.verifier("math").check(Task("t", "x/y-v1", "Q?", answer=answer), completion)))
     thread.start()
     thread.join()
     verdict = box[0]
@@ -35,11 +35,11 @@ import json, sys, threading
 import rlhub
 from rlhub import Task
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 def run(answer):
     box = []
-    t = threading.Thread(target=lambda: box.append(REG.verifier("math").check(
+    t = threading.Thread(target=lambda: box.append(SERVICES.verifier("math").check(
         Task("t", "x/y-v1", "Q?", answer="922"), "\\\\boxed{%s}" % answer)))
     t.start()
     t.join()

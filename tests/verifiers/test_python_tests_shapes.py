@@ -15,7 +15,7 @@ from rlhub.testing import check_domain
 from rlhub.testing.probes_code import PY_READ_OUTPUTS, PY_SHADOW_MODULES
 from rlhub.verifiers.pytests import io_cases
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 FORMATS = Path(__file__).parents[1] / "fixtures" / "codeformats"
 SHAPES = ["humaneval", "mbpp", "apps", "codecontests", "livecodebench"]
@@ -90,7 +90,7 @@ def python_tests(tests: str | None = None, **meta) -> Task:
 
 
 def check(task: Task, program: str, **options):
-    return REG.verifier("python-tests", options).check(task, fenced(program))
+    return SERVICES.verifier("python-tests", options).check(task, fenced(program))
 
 
 def test_a_candidate_function_named_like_a_builtin_is_never_what_the_tests_call():
@@ -116,7 +116,7 @@ def in_sandbox(program: str, stdin: str = "") -> str:
     """Run a probe where probes belong, in the local sandbox; its stdout."""
     from rlhub.sandbox import ExecRequest
 
-    result = REG.sandboxes.run(ExecRequest(code=program, stdin=stdin), "local")
+    result = SERVICES.sandboxes.run(ExecRequest(code=program, stdin=stdin), "local")
     assert result.status == "ok", result.stderr
     return result.stdout
 

@@ -13,7 +13,7 @@ from rlhub import Task, VerifierError
 from rlhub.plugins import Registry
 from rlhub.verifiers.reward_model import Mapping
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 WORDS = ("the", "a", "is", "are", "plants", "water", "light", "sun", "oxygen", "glucose", "carbon",
          "dioxide", "make", "use", "green", "leaves", "energy", "sugar", "air", "photosynthesis",
@@ -48,7 +48,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def rm(model_dir: Path, **options):
-    return REG.verifier("reward-model", {"path": str(model_dir), "device": "cpu", **options})
+    return SERVICES.verifier("reward-model", {"path": str(model_dir), "device": "cpu", **options})
 
 
 TASK = Task("p1", "toy/rm-v1", "explain how plants make sugar")
@@ -117,7 +117,7 @@ def test_an_affine_mapping_moves_the_score(model_dir):
 ])
 def test_bad_options_fail_at_construction(options, message):
     with pytest.raises(VerifierError) as err:
-        REG.verifier("reward-model", options)
+        SERVICES.verifier("reward-model", options)
     assert message in str(err.value)
 
 

@@ -33,8 +33,8 @@ class JobFailed(Exception):
 
 def run_job(sandboxes: Any, name: str, payload: dict[str, Any], *,
             limits: dict[str, Any] | None = None, backend: str | None = None) -> Any:
-    """Run job ``name`` on ``payload`` in the sandbox (``registry.sandboxes``) and return its
-    reply.
+    """Run job ``name`` on ``payload`` in the sandbox (a domain's ``self.services.sandboxes``)
+    and return its reply.
 
     Raises :class:`JobFailed` when the job timed out, crashed or the sandbox is unavailable.
     """

@@ -18,7 +18,7 @@ SAMPLE = ("python", "javascript", "cpp")  # the dialects make test checks; the r
 def registry() -> Iterator[Registry]:
     made = Registry()
     yield made
-    made.close()
+    made.services.close()
 
 
 def task_in(registry: Registry, domain_id: str, language: str, want: str) -> Task:

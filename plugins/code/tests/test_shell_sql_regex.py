@@ -40,8 +40,8 @@ def test_a_megabyte_script_is_refused_before_it_costs_the_sandbox_a_run_per_case
 def test_a_bash_script_that_hits_a_limit_on_one_case_is_not_run_on_the_rest(domain, monkeypatch):
     d = domain("code/bash-csvsum-v2")
     runs = []
-    real = d.registry.sandboxes.run
-    monkeypatch.setattr(d.registry.sandboxes, "run", lambda req: runs.append(req) or real(req))
+    real = d.services.sandboxes.run
+    monkeypatch.setattr(d.services.sandboxes, "run", lambda req: runs.append(req) or real(req))
     score = d.verify(d.task("train", 0, 0), block("bash", "yes spam"))
     assert len(runs) == 1 and score.reward == 0.0 and score.components["pass_frac"] == 0.0
     assert score.feedback.startswith("5 of 5 tests failed. First failure: on data.csv: the "

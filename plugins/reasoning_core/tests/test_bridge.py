@@ -94,7 +94,7 @@ def test_a_label_naming_another_seed_is_scored_against_that_seeds_own_example():
 
 def test_the_lock_record_names_the_reasoning_core_version():
     manifest = REG.manifest("rcore/planning-v2")
-    assert REG.provenance(manifest)["source_versions"] == {
+    assert REG.services.provenance(manifest)["source_versions"] == {
         "reasoning-core": catalog.load()["reasoning_core"]}
     assert manifest.data["requires"] == {"reasoning-core": "==0.5.0"}
     assert manifest.data["license"] == "MIT"

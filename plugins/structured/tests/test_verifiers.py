@@ -6,7 +6,7 @@ import rlhub
 from rlhub import Task
 from rlhub_structured.verifiers import dotted, resolve, same
 
-REG = rlhub.registry()
+SERVICES = rlhub.registry().services
 
 SCHEMA = {"type": "object", "required": ["n", "ok", "tags"], "additionalProperties": False,
           "properties": {"n": {"type": "integer"}, "ok": {"type": "boolean"},
@@ -17,7 +17,7 @@ TASK = Task("t", "structured/x-v1", "p", answer={"schema": SCHEMA, "values": VAL
 
 
 def verify(completion):
-    return REG.verifier("json-schema-values").check(TASK, completion)
+    return SERVICES.verifier("json-schema-values").check(TASK, completion)
 
 
 def test_the_verifier_is_registered_by_name_and_passes_a_correct_fenced_answer():
@@ -60,4 +60,4 @@ def test_paths_resolve_through_objects_and_arrays_and_print_readably():
 def test_an_answer_without_a_schema_is_a_clear_error():
     bad = Task("t", "structured/x-v1", "p", answer=[1])
     with pytest.raises(ValueError, match=r"expected task.answer = \{'schema'"):
-        REG.verifier("json-schema-values").check(bad, "{}")
+        SERVICES.verifier("json-schema-values").check(bad, "{}")

@@ -22,17 +22,17 @@ def prepare_command(projects: list[str] = typer.Argument(None, help="Projects (d
     unknown = sorted(set(projects or []) - set(PROJECTS))
     if unknown:
         raise typer.BadParameter(f"expected projects among {sorted(PROJECTS)}, found {unknown}")
-    registry = rlhub.registry()
+    services = rlhub.registry().services
     report = []
     for name in projects or sorted(PROJECTS):
         started = time.perf_counter()
-        files, tasks = prepare(PROJECTS[name], registry.workspaces)
+        files, tasks = prepare(PROJECTS[name], services.workspaces)
         report.append({"project": name, "files": len(files), "tasks": len(tasks),
                        "seconds": round(time.perf_counter() - started, 1),
                        "cache": str(project_dir(PROJECTS[name]))})
         if not json_out:
             typer.echo(f"{name}: {len(tasks)} tasks from {len(files)} files "
                        f"({report[-1]['seconds']} s)", err=True)
-    registry.close()
+    services.close()
     if json_out:
         typer.echo(json.dumps(report))

@@ -18,7 +18,7 @@ from rlhub_swe.synth.repo import LEVELS
 def reg():
     registry = rlhub.registry()
     yield registry
-    registry.close()
+    registry.services.close()
 
 
 def _score(domain, task, changes):

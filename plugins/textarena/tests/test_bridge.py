@@ -153,11 +153,11 @@ def test_bandit_is_left_out_because_textarena_pays_a_worse_final_choice_more():
 
 def test_the_lock_record_names_the_textarena_version_and_its_hash_follows_it():
     manifest = REG.manifest("textarena/sudoku-v1")
-    record = REG.provenance(manifest)
+    record = REG.services.provenance(manifest)
     assert record["source_versions"] == {"textarena": catalog.load()["textarena"]}
     assert manifest.data["requires"] == {"textarena": f"=={catalog.load()['textarena']}"}
-    before = verifier_code_hash(manifest, REG.verifier_refs())
-    other = verifier_code_hash(manifest, REG.verifier_refs(),
+    before = verifier_code_hash(manifest, REG.services.verifier_refs())
+    other = verifier_code_hash(manifest, REG.services.verifier_refs(),
                                lambda name: "9.9.9" if name == "textarena" else "1.0.0")
     assert other != before
 
