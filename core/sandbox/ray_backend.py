@@ -1,7 +1,9 @@
 """The ``ray`` backend: the ``local`` backend's warm pools, run as Ray actors across a cluster.
 
 Each :class:`SandboxActor` owns one :class:`~rlhub.sandbox.local.LocalBackend` on its node (so
-every protection of ``local`` holds there, and its ``missing`` list travels with each result).
+every protection of ``local`` holds there, and its ``missing`` list travels with each result),
+built from values: its pool's size and the registry's languages (a plugin's language runs on
+``ray`` as on ``local``).
 Actors are async with many calls in flight, spread over the cluster's nodes; the host submits a
 job to the actor with the fewest jobs in flight and gets a future back.
 
@@ -21,20 +23,23 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import SandboxError
 from rlhub.sandbox import ExecRequest, ExecResult
 from rlhub.sandbox.channel import answer_within, infra_error
 
+if TYPE_CHECKING:
+    from rlhub.sandbox.languages import Languages
+
 
 class SandboxActor:
     """A Ray actor wrapping one node-local sandbox pool (made remote by :func:`actor_class`)."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, workers: int, slots: int, languages: Languages | None):
         from rlhub.sandbox.local import LocalBackend
 
-        self.backend = LocalBackend(**options)
+        self.backend = LocalBackend(workers=workers, slots=slots, languages=languages)
 
     async def run(self, request: ExecRequest) -> ExecResult:
         try:
@@ -81,7 +86,9 @@ def end_actors(actors: Sequence[Any], stop: str, timeout_s: float, owns_ray: boo
 
 class RayBackend:
     """See the module docstring. Options: ``actors`` (default: one per CPU of the cluster, at
-    most 8), ``address``, ``num_cpus`` per actor, ``workers`` and ``slots`` per actor's pool."""
+    most 8), ``address``, ``num_cpus`` per actor, ``workers`` and ``slots`` per actor's pool;
+    ``languages`` those the jobs may use (default: the built-ins; a registry's services pass
+    theirs)."""
 
     name = "ray"
 
@@ -92,6 +99,7 @@ class RayBackend:
         num_cpus: float = 1.0,
         workers: int = 1,
         slots: int = 32,
+        languages: Languages | None = None,
     ):
         try:
             import ray
@@ -107,7 +115,7 @@ class RayBackend:
         cls = actor_class(max_concurrency=4 * slots * workers)
         self.actors = [
             cls.options(num_cpus=num_cpus, scheduling_strategy="SPREAD").remote(
-                {"workers": workers, "slots": slots}
+                workers, slots, languages
             )
             for _ in range(count)
         ]

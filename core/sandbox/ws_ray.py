@@ -35,10 +35,10 @@ START_TIMEOUT_S = 120  # for the first actor to answer: a cold start is seconds,
 class WorkspaceActor:
     """A Ray actor holding one node's local workspaces (made remote by :func:`actor_class`)."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, spares: int, disk_mb: int):
         from rlhub.sandbox.ws_local import LocalWorkspaces
 
-        self.backend = LocalWorkspaces(**options)
+        self.backend = LocalWorkspaces(spares=spares, disk_mb=disk_mb)
         self.open_ws: dict[str, Workspace] = {}
 
     def has(self, snapshot_id: str) -> bool:
@@ -145,8 +145,7 @@ class RayWorkspaces:
         options: dict[str, Any] = {"num_cpus": num_cpus, "scheduling_strategy": "SPREAD"}
         if forwarded:
             options["runtime_env"] = {"env_vars": forwarded}
-        self.actors = [cls.options(**options).remote({"spares": spares, "disk_mb": disk_mb})
-                       for _ in range(count)]
+        self.actors = [cls.options(**options).remote(spares, disk_mb) for _ in range(count)]
         try:  # an actor the cluster cannot place (every CPU held) would wait for ever
             self.node_info = ray.get(self.actors[0].info.remote(), timeout=start_timeout_s)
         except ray.exceptions.GetTimeoutError as exc:

@@ -60,6 +60,18 @@ def test_a_plugins_language_is_registered_by_one_hook_and_runs_in_its_own_view()
         registry.services.close()
 
 
+@pytest.mark.ray
+def test_a_plugins_language_runs_on_the_ray_backends_actors_too() -> None:
+    """The actors are given the registry's languages, not the built-ins alone."""
+    registry = Registry(autoload=False, plugins=[Dashplug()])
+    try:
+        backend = registry.services.sandbox("ray", actors=1, num_cpus=0, workers=1, slots=2)
+        result = backend.run(ExecRequest(code='echo "$0"', language="posix"))
+        assert (result.status, result.stdout, result.backend) == ("ok", "main.sh\n", "ray"), result
+    finally:
+        registry.services.close()
+
+
 def test_a_spec_with_a_bad_name_is_refused_naming_the_plugin() -> None:
     registry = Registry(autoload=False, plugins=[Broken()])
     with pytest.raises(SandboxError, match="'C\\+\\+' from broken: expected a lower-case word"):
