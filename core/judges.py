@@ -1,9 +1,9 @@
 """Reading and checking a mixture's ``judges:`` (see :mod:`rlhub.verifiers.routes`).
 
 Every entry point that runs a mixture calls :func:`mixture_judges` (or :func:`judges_of` on the
-mixture it has read) once and hands the result to
-its registry (:meth:`rlhub.Registry.use_judges`). Bad input fails there, before anything runs,
-naming the mixture, the field, what was expected and what was found.
+mixture it has read) once and hands the result to its registry's services
+(``registry.services.use_judges``, :meth:`rlhub.services.Services.use_judges`). Bad input fails
+there, before anything runs, naming the mixture, the field, what was expected and what was found.
 """
 
 from __future__ import annotations

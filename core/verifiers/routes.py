@@ -13,8 +13,9 @@ nothing, which is the kind ``default``. The user's mixture file may say who serv
 
 :func:`rlhub.judges.mixture_judges` reads and checks them once, at the entry point that runs the
 mixture (``rlhub train``, ``rlhub eval``, ``rlhub serve --mixture``, the verifiers bridge). The
-registry then carries the routes to every judge verifier (:meth:`rlhub.Registry.use_judges`),
-which asks them before any other source (:mod:`rlhub.verifiers.targets`).
+registry's services then carry the routes to every judge verifier
+(:meth:`rlhub.services.Services.use_judges`), which asks them before any other source
+(:mod:`rlhub.verifiers.targets`).
 """
 
 from __future__ import annotations
