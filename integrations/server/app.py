@@ -264,7 +264,8 @@ class RewardService:
 
     async def reward_one(self, query: Any, prompt: Any, label: Any) -> Outcome:
         try:
-            task, manifest = await asyncio.to_thread(self.labels.admitted, label)
+            task, manifest = self.labels.recall(label) or \
+                await asyncio.to_thread(self.labels.admitted, label)
         except LabelError as exc:
             return self._refused(label, exc)
         sample = decode_response(query, prompt, task.domain, task, self.config.strip_tokens)
