@@ -258,8 +258,9 @@ class RewardService:
     # -- rewards ---------------------------------------------------------------------------
 
     async def rewards(self, body: RewardRequest) -> RewardAnswer:
-        outcomes = await asyncio.gather(*(isolated(self.reward_one(q, p, lab), 0.0)
-                                          for q, p, lab in body.samples()))
+        work = [isolated(self.reward_one(q, p, lab), 0.0) for q, p, lab in body.samples()]
+        # OpenRLHF sends one sample per request: awaited in place, it needs no task of its own
+        outcomes = [await work[0]] if len(work) == 1 else await asyncio.gather(*work)
         return RewardAnswer(**answer(list(outcomes)))
 
     async def reward_one(self, query: Any, prompt: Any, label: Any) -> Outcome:
@@ -608,8 +609,7 @@ class _Router:
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
             status, body = await self._answer(request, fn, gated, reward, idempotent)
-            service.metrics.requests.labels(name, str(status)).inc()
-            service.metrics.latency.labels(name).observe(time.perf_counter() - started)
+            service.metrics.answered(name, status, time.perf_counter() - started)
             return Response(body, status_code=status, media_type="application/json")
 
         self.app.router.add_route(path, endpoint, methods=[method])
