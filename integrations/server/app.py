@@ -692,13 +692,14 @@ def run(config: ServerConfig, registry: Registry,
 
     A pool that could not start (no Ray actor up in time, say) is raised here, after uvicorn
     gave up, so the command exits with its message."""
-    from rlhub.serving import serve
+    from rlhub.serving import serve, settle_heap
 
     raise_open_files()
     app = create_app(config, registry)
     service = app.state.service
 
     def listening(url: str) -> None:
+        settle_heap()
         if ready is not None:
             ready(url, service.pool.info() if service.pool else {})
 
