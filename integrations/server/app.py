@@ -58,9 +58,11 @@ Trust (:mod:`rlhub.labels`): every task arriving from a client, in a ``/get_rewa
 ``/v1`` body, goes through one :class:`~rlhub.labels.LabelGate`: it is verified only when the
 server can regenerate it from its coordinates or it carries the server key's signature, and only
 for a served domain (the mixture's and ``--allow-domain`` globs; every installed domain when
-neither is given). Limits (:mod:`.guard`): bodies are read as a stream and refused past
-``max_body_bytes``; at most ``max_items`` samples per request (413; ``/v1/sample``'s ``n`` too);
-one sample's crash is that sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
+neither is given). A label text the gate admitted before is recalled on the event loop (OpenRLHF
+sends a prompt's label with each of its samples); any other label is checked on a thread.
+Limits (:mod:`.guard`): bodies are read as a stream and refused past ``max_body_bytes``; at most
+``max_items`` samples per request (413; ``/v1/sample``'s ``n`` too); one sample's crash is that
+sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
 verifications still run.
 """
 
