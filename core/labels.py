@@ -176,7 +176,8 @@ class LabelGate:
     ``registry`` builds domains; ``key`` checks signatures (None: signed labels are refused);
     ``domains`` is the served set (None: every registered domain). ``cache_size`` bounds the
     regenerated tasks remembered (their digests, per coordinates), ``remember_chars`` the text of
-    the admitted labels remembered (one label is remembered only when it is at most a 64th of it).
+    the admitted labels remembered (one label is remembered only when it is at most a 64th of it;
+    the tasks parsed from them take a few times as many bytes).
     """
 
     def __init__(self, registry: Registry, *, key: bytes | None,
