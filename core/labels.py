@@ -17,6 +17,11 @@ only what it can re-derive or has signed:
 
 Refusals raise :class:`rlhub.errors.LabelError` (failure class ``label``); the server answers
 them with the domain's minimum reward, never an HTTP error.
+
+A reward server sees the same label many times (OpenRLHF sends each prompt's label with every one
+of its samples), so the gate remembers the labels sent as text that it admitted, by their exact
+text, in a bounded LRU (:meth:`LabelGate.recall`). Only admitted labels are remembered: a
+refused one, a forged one among them, is checked in full every time it comes.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ import hmac
 import json
 import os
 import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from rlhub.errors import DomainNotFound, LabelError, ManifestError
@@ -167,15 +174,23 @@ class LabelGate:
     """The reward server's label path (see the module docstring).
 
     ``registry`` builds domains; ``key`` checks signatures (None: signed labels are refused);
-    ``domains`` is the served set (None: every registered domain).
+    ``domains`` is the served set (None: every registered domain). ``cache_size`` bounds the
+    regenerated tasks remembered (their digests, per coordinates), ``remember_chars`` the text of
+    the admitted labels remembered (one label is remembered only when it is at most a 64th of it;
+    the tasks parsed from them take a few times as many bytes).
     """
 
     def __init__(self, registry: Registry, *, key: bytes | None,
-                 domains: Collection[str] | None = None, cache_size: int = 8192):
+                 domains: Collection[str] | None = None, cache_size: int = 8192,
+                 remember_chars: int = 8 << 20):
         self.registry = registry
         self.key = key
         self.domains = None if domains is None else frozenset(domains)
         self._regenerate = functools.lru_cache(maxsize=cache_size)(self._regenerate_uncached)
+        self._remembered: OrderedDict[str, tuple[Task, Manifest]] = OrderedDict()
+        self._remembered_chars = 0
+        self._remember_chars = remember_chars
+        self._lock = threading.Lock()  # the gate is called from the server's threads at once
 
     def open(self, label: Any) -> Task:
         """The task to verify for ``label``; raises :class:`LabelError` when it is refused."""
@@ -183,17 +198,49 @@ class LabelGate:
 
     def admitted(self, label: Any) -> tuple[Task, Manifest]:
         """:meth:`open`'s task and its domain's manifest (looked up once, here)."""
+        remembered = self.recall(label)
+        if remembered is not None:
+            return remembered
+        parsed = isinstance(label, str)  # its task is as JSON gives it: see canonical()
         try:
             domain, task, at, sig = parse(label)
             manifest = self.admit(domain)
-            parsed = isinstance(label, str)  # its task is as JSON gives it: see canonical()
             if sig is not None:
-                return self._signed(domain, task, sig, parsed=parsed), manifest
-            return self._regenerated(manifest, task, at or at_from_id(task),
-                                     parsed=parsed), manifest
+                task = self._signed(domain, task, sig, parsed=parsed)
+            else:
+                task = self._regenerated(manifest, task, at or at_from_id(task), parsed=parsed)
         except (RecursionError, ValueError, TypeError) as exc:
             raise LabelError(f"label: not a well-formed task ({type(exc).__name__}: "
                              f"{str(exc)[:200]})") from None
+        if parsed:
+            self._remember(label, (task, manifest))
+        return task, manifest
+
+    def recall(self, label: Any) -> tuple[Task, Manifest] | None:
+        """What :meth:`admitted` answered for this exact label text before, if it is still
+        remembered (None: not remembered, or not text). Cheap: a dict lookup, no parsing.
+
+        The task is the one admitted before, handed out again (verifiers read tasks, never
+        change them)."""
+        if not isinstance(label, str):
+            return None
+        with self._lock:
+            found = self._remembered.get(label)
+            if found is not None:
+                self._remembered.move_to_end(label)
+            return found
+
+    def _remember(self, text: str, admitted: tuple[Task, Manifest]) -> None:
+        if len(text) * 64 > self._remember_chars:
+            return
+        with self._lock:
+            if text in self._remembered:
+                return
+            self._remembered[text] = admitted
+            self._remembered_chars += len(text)
+            while self._remembered_chars > self._remember_chars:
+                oldest, _ = self._remembered.popitem(last=False)
+                self._remembered_chars -= len(oldest)
 
     def admit(self, domain: str) -> Manifest:
         """The manifest of ``domain``; refuse a domain that is not registered or not served."""
@@ -211,7 +258,8 @@ class LabelGate:
         if self.key is None:
             raise LabelError("label: signed, but this server holds no label key to check it "
                              f"(set {KEY_ENV} or --label-key-file)")
-        if not hmac.compare_digest(sig, sign(domain, task.to_dict(), self.key, parsed=parsed)):
+        if not hmac.compare_digest(sig, sign(domain, _fields(task, parsed), self.key,
+                                             parsed=parsed)):
             raise LabelError("label: forged: the signature does not match the label's task")
         return task
 
@@ -243,4 +291,16 @@ class LabelGate:
 
 def _digest(task: Task, *, parsed: bool = False) -> str:
     """The sha256 of ``task``'s canonical JSON (``parsed``: see :func:`canonical`)."""
-    return hashlib.sha256(canonical(task.to_dict(), parsed=parsed)).hexdigest()
+    return hashlib.sha256(canonical(_fields(task, parsed), parsed=parsed)).hexdigest()
+
+
+def _fields(task: Task, parsed: bool) -> dict[str, Any]:
+    """``task.to_dict()``; for a task parsed from JSON, its fields as they are: they hold only
+    what JSON gives (dicts, lists, strings, numbers), which ``to_dict``'s deep copy would copy
+    unchanged."""
+    if not parsed:
+        return task.to_dict()
+    return {f.name: getattr(task, f.name) for f in _TASK_FIELDS}
+
+
+_TASK_FIELDS = fields(Task)

@@ -8,11 +8,15 @@ finds in a log. ``rlhub serve``, ``rlhub policy serve`` and the scripted judge a
 
 from __future__ import annotations
 
+import gc
 import re
 import socket
 from collections.abc import Callable
 from typing import Any
 
+#: Container allocations (net) between two collections of the youngest generation, once a server
+#: has started (the interpreter's default is 700).
+YOUNG_COLLECTION_EVERY = 10_000
 ANNOUNCE = re.compile(r"listening on (http://(?:\[[0-9a-fA-F:.]+\]|[^\s/:]+):\d+)")
 _HELD: list[socket.socket] = []  # the sockets that keep refused_port()'s ports taken
 
@@ -76,3 +80,17 @@ def serve(app: Any, *, host: str, port: int, ready: Callable[[str], None] | None
         if instance.started:
             raise
     return bool(instance.started)
+
+
+def settle_heap() -> None:
+    """Once a server has started: freeze what start-up built (modules, plugins, manifests, the
+    pool) out of the collector's sight, and collect the youngest generation less often.
+
+    A request allocates about a hundred containers, and the hundreds of requests a reward server
+    holds in flight keep thousands of them alive, which the default threshold scanned again and
+    again: about 0.1 ms of CPU per request, a tenth of what ``rlhub serve`` spends on one
+    (``bench/server.py``). Garbage cycles wait a little longer to be freed, nothing else changes.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])

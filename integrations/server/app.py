@@ -58,9 +58,11 @@ Trust (:mod:`rlhub.labels`): every task arriving from a client, in a ``/get_rewa
 ``/v1`` body, goes through one :class:`~rlhub.labels.LabelGate`: it is verified only when the
 server can regenerate it from its coordinates or it carries the server key's signature, and only
 for a served domain (the mixture's and ``--allow-domain`` globs; every installed domain when
-neither is given). Limits (:mod:`.guard`): bodies are read as a stream and refused past
-``max_body_bytes``; at most ``max_items`` samples per request (413; ``/v1/sample``'s ``n`` too);
-one sample's crash is that sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
+neither is given). A label text the gate admitted before is recalled on the event loop (OpenRLHF
+sends a prompt's label with each of its samples); any other label is checked on a thread.
+Limits (:mod:`.guard`): bodies are read as a stream and refused past ``max_body_bytes``; at most
+``max_items`` samples per request (413; ``/v1/sample``'s ``n`` too); one sample's crash is that
+sample's failure. SIGTERM stops the server within ``shutdown_grace_s`` plus a moment, even while
 verifications still run.
 """
 
@@ -258,13 +260,15 @@ class RewardService:
     # -- rewards ---------------------------------------------------------------------------
 
     async def rewards(self, body: RewardRequest) -> RewardAnswer:
-        outcomes = await asyncio.gather(*(isolated(self.reward_one(q, p, lab), 0.0)
-                                          for q, p, lab in body.samples()))
+        work = [isolated(self.reward_one(q, p, lab), 0.0) for q, p, lab in body.samples()]
+        # OpenRLHF sends one sample per request: awaited in place, it needs no task of its own
+        outcomes = [await work[0]] if len(work) == 1 else await asyncio.gather(*work)
         return RewardAnswer(**answer(list(outcomes)))
 
     async def reward_one(self, query: Any, prompt: Any, label: Any) -> Outcome:
         try:
-            task, manifest = await asyncio.to_thread(self.labels.admitted, label)
+            task, manifest = self.labels.recall(label) or \
+                await asyncio.to_thread(self.labels.admitted, label)
         except LabelError as exc:
             return self._refused(label, exc)
         sample = decode_response(query, prompt, task.domain, task, self.config.strip_tokens)
@@ -607,8 +611,7 @@ class _Router:
         async def endpoint(request: Any) -> Any:
             started = time.perf_counter()
             status, body = await self._answer(request, fn, gated, reward, idempotent)
-            service.metrics.requests.labels(name, str(status)).inc()
-            service.metrics.latency.labels(name).observe(time.perf_counter() - started)
+            service.metrics.answered(name, status, time.perf_counter() - started)
             return Response(body, status_code=status, media_type="application/json")
 
         self.app.router.add_route(path, endpoint, methods=[method])
@@ -691,13 +694,14 @@ def run(config: ServerConfig, registry: Registry,
 
     A pool that could not start (no Ray actor up in time, say) is raised here, after uvicorn
     gave up, so the command exits with its message."""
-    from rlhub.serving import serve
+    from rlhub.serving import serve, settle_heap
 
     raise_open_files()
     app = create_app(config, registry)
     service = app.state.service
 
     def listening(url: str) -> None:
+        settle_heap()
         if ready is not None:
             ready(url, service.pool.info() if service.pool else {})
 

@@ -55,14 +55,18 @@ class ConnectionLimits:
         self._since_sweep = 0
 
     def admit(self, transport: Any) -> bool:
-        """Count ``transport`` against its address; False (not counted) when the address is full."""
+        """Count ``transport`` against its address; False (not counted) when the address is full.
+
+        The address's closed connections (an upgraded WebSocket's close is not seen here) are
+        forgotten when they would fill it, so admitting costs nothing per open connection."""
         self._sweep_sometimes()
         host = peer_host(transport)
-        live = {t for t in self.open.get(host, ()) if not t.is_closing()}
-        self.open[host] = live
+        live = self.open.setdefault(host, set())
         if len(live) >= self.per_client:
-            self.refused += 1
-            return False
+            live.difference_update([t for t in live if t.is_closing()])
+            if len(live) >= self.per_client:
+                self.refused += 1
+                return False
         live.add(transport)
         return True
 

@@ -46,6 +46,7 @@ class Metrics:
         self.episodes_open = Gauge("rlhub_episodes_open", "Open episodes", registry=r)
         self.episodes_expired = Counter("rlhub_episodes_expired_total",
                                         "Episodes removed by expiry or eviction", registry=r)
+        self._series: dict[tuple[Any, ...], Any] = {}
 
     def render(self) -> tuple[bytes, str]:
         """The server's own metrics plus the process-wide default registry (judge endpoints)."""
@@ -53,11 +54,24 @@ class Metrics:
 
         return generate_latest(self.registry) + generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
+    def series(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once per label set (every request counts into
+        a few; the labels are the server's routes, statuses and registered domains, so few)."""
+        found = self._series.get((metric, *labels))
+        if found is None:
+            found = self._series[metric, *labels] = metric.labels(*labels)
+        return found
+
+    def answered(self, endpoint: str, status: int, seconds: float) -> None:
+        """Count one answered request of ``endpoint`` (its route's path) and its latency."""
+        self.series(self.requests, endpoint, str(status)).inc()
+        self.series(self.latency, endpoint).observe(seconds)
+
     def verified(self, domain: str, outcome: Any) -> None:
         """Count one verified sample (``outcome`` is a :class:`~rlhub.integrations.server.protocol.Outcome`)."""
         if outcome.error is not None:
             label = "error"
         else:
             label = "passed" if outcome.passed else "failed"
-        self.verifications.labels(domain, label).inc()
-        self.verify_seconds.labels(domain).observe(outcome.verify_ms / 1e3)
+        self.series(self.verifications, domain, label).inc()
+        self.series(self.verify_seconds, domain).observe(outcome.verify_ms / 1e3)

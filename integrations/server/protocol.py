@@ -26,6 +26,7 @@ replay buffer raises when samples of one micro-batch carry different keys or non
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,7 @@ FAILURE_KEYS = tuple(f"failure_{name}" for name in FAILURES)
 LOG_KEYS = ("passed", "format_ok", "repair_turns", "verify_ms", "error", "prompt_mismatch",
             "retries", "trainable", *FAILURE_KEYS)
 FORMAT_COMPONENTS = ("format", "valid_json", "valid")
+_log_row = operator.itemgetter(*LOG_KEYS)  # one sample's extra_logs values, in LOG_KEYS order
 
 
 class LabelError(ValueError):
@@ -210,11 +212,12 @@ def outcome_from_score(score: Score, reward_range: tuple[float, float],
 def answer(outcomes: list[Outcome]) -> dict[str, Any]:
     """The JSON answer: ``rewards``, ``scores`` (reward rescaled to [0, 1]), ``extra_logs``
     (where each outcome's failure class becomes its ``trainable`` and ``failure_<class>``)."""
-    logs = [o.extra_logs() for o in outcomes]
+    rows = [_log_row(o.extra_logs()) for o in outcomes]
+    columns = zip(*rows) if rows else [()] * len(LOG_KEYS)
     return {
         "rewards": [o.reward for o in outcomes],
         "scores": [o.score for o in outcomes],
-        "extra_logs": {key: [sample[key] for sample in logs] for key in LOG_KEYS},
+        "extra_logs": dict(zip(LOG_KEYS, map(list, columns))),
     }
 
 

@@ -159,6 +159,36 @@ def test_regenerated_tasks_are_cached_per_coordinates(reg, gate):
     assert gate._regenerate.cache_info().hits >= 4
 
 
+def test_an_admitted_label_text_is_remembered_and_a_refused_one_is_checked_every_time(reg, gate):
+    task = genuine(reg, 4)
+    text = label_json(task)
+    assert gate.recall(text) is None
+    admitted = gate.admitted(text)
+    assert gate.recall(text) == admitted and gate.recall(make_label(task)) is None
+    forged = json.loads(text)
+    forged["task"]["answer"] = "x"
+    for _ in range(2):
+        assert "forged" in refused(gate, json.dumps(forged))
+        assert gate.recall(json.dumps(forged)) is None
+    signed = label_json(task, key=b"another key, not the server's")
+    assert "signature does not match" in refused(gate, signed) and gate.recall(signed) is None
+
+
+def test_remembered_labels_are_bounded_in_characters_oldest_first(reg):
+    texts = [label_json(genuine(reg, i)) for i in range(80)]
+    budget = 64 * max(map(len, texts))
+    gate = LabelGate(reg, key=KEY, remember_chars=budget)
+    for text in texts:
+        gate.open(text)
+    kept = [text for text in texts if gate.recall(text) is not None]
+    assert texts[0] not in kept and kept == texts[-len(kept):]
+    assert budget - max(map(len, texts)) < sum(map(len, kept)) <= budget
+    longest = max(texts, key=len)
+    stingy = LabelGate(reg, key=KEY, remember_chars=budget - 64)  # it is over a 64th of that
+    stingy.open(longest)
+    assert stingy.recall(longest) is None
+
+
 def test_the_label_key_comes_from_a_file_or_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("RLHUB_LABEL_KEY", raising=False)
     assert load_key() is None

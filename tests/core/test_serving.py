@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import socket
+import subprocess
+import sys
 import threading
 import urllib.request
 
@@ -63,3 +65,12 @@ def test_rlhub_serve_on_port_0_serves_where_it_says():
         assert f"rlhub serve: listening on {server.url} " in server.output()
         with urllib.request.urlopen(server.url + "/health", timeout=30) as resp:
             assert resp.status == 200
+
+
+def test_a_started_server_freezes_its_start_up_heap_and_collects_young_objects_less_often():
+    code = ("import gc; from rlhub import serving; before = gc.get_threshold(); "
+            "serving.settle_heap(); after = gc.get_threshold(); "
+            "print(gc.get_freeze_count() > 1000, after[0] - before[0], after[1:] == before[1:])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=True).stdout.split()
+    assert out == ["True", str(serving.YOUNG_COLLECTION_EVERY - 700), "True"]

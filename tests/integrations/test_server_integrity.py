@@ -63,6 +63,19 @@ def test_a_label_carrying_its_own_gold_answer_gets_the_minimum_not_the_reward(cl
     assert body["extra_logs"]["error"] == [0.0, 1.0]
 
 
+def test_a_label_sent_again_gets_the_same_answer_and_a_forged_one_is_refused_every_time(client):
+    task, other = math_task(3), math_task(4)
+    forged = json.dumps({"domain": MATH, "task": {**task.to_dict(), "answer": other.answer,
+                                                  "gold": other.gold}})
+    pairs = [(task.gold, label_of(task)), (other.gold, forged), ("\\boxed{-1}", label_of(task))]
+    first = post_reward(client, pairs)
+    assert first["rewards"] == [1.0, 0.0, 0.0] and first["extra_logs"]["error"] == [0.0, 1.0, 0.0]
+    for _ in range(2):  # the genuine label is remembered now; the forged one never is
+        again = post_reward(client, pairs)
+        assert {**again, "extra_logs": {**again["extra_logs"], "verify_ms": None}} == \
+            {**first, "extra_logs": {**first["extra_logs"], "verify_ms": None}}
+
+
 def test_a_label_for_a_domain_outside_the_served_mixture_is_refused(client):
     task = registry().get("structured/format-date-v2").task("train", 0, 0)
     body = post_reward(client, [(task.gold, label_of(task))])

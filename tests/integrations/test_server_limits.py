@@ -117,6 +117,34 @@ def test_connections_beyond_one_addresses_cap_get_a_503_and_other_addresses_are_
         assert httpx.get(base + "/health", timeout=30).json()["connections"]["refused"] == 1
 
 
+class FakeTransport:
+    """What the connection cap reads of a transport: its peer and whether it is closing."""
+
+    def __init__(self, host: str):
+        self.peer = (host, 40000)
+        self.closing = False
+
+    def get_extra_info(self, name: str) -> Any:
+        return self.peer if name == "peername" else None
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+
+def test_a_closed_connection_whose_close_was_not_seen_stops_counting_once_the_cap_is_reached():
+    from rlhub.integrations.server.connections import ConnectionLimits
+
+    cap = ConnectionLimits(per_client=2)
+    first, upgraded = FakeTransport("10.0.0.1"), FakeTransport("10.0.0.1")
+    assert cap.admit(first) and cap.admit(upgraded)
+    assert not cap.admit(FakeTransport("10.0.0.1"))
+    upgraded.closing = True  # a WebSocket's close never reaches the HTTP protocol's release()
+    assert cap.admit(FakeTransport("10.0.0.1"))
+    assert not cap.admit(FakeTransport("10.0.0.1"))
+    assert cap.admit(FakeTransport("10.0.0.2"))
+    assert cap.refused == 2 and cap.state()["open"] == 3
+
+
 @contextlib.contextmanager
 def more_files(wanted: int) -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
