@@ -16,7 +16,9 @@ answering everything. :class:`BoundedPool` runs such work in worker processes in
   budget but still has no answer is killed and raises :class:`WorkerLost`, a
   :class:`~rlhub.errors.VerifierError` (rlhub's fault, not the input's);
 * a killed worker is replaced; calls from any thread wait for a free worker (waiting is not
-  counted against a call's budget).
+  counted against a call's budget);
+* ``hash_seed`` pins the workers' ``PYTHONHASHSEED``, for work whose output follows the iteration
+  order of sets of strings (otherwise each worker draws its own, and so may its output).
 
 A call costs a pickle round trip over a pipe (~0.1 ms) on top of the work. The function is named
 by reference (``"module:attr"``) and its arguments and result must pickle.
@@ -85,10 +87,12 @@ def preload(*modules: str) -> None:
 class _Worker:
     """One worker process and the two pipes to it."""
 
-    def __init__(self, memory_mb: int, ready_s: float):
+    def __init__(self, memory_mb: int, ready_s: float, hash_seed: int | None):
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
         env = {**os.environ, _ENV_PATH: os.pathsep.join(p for p in sys.path if p)}
+        if hash_seed is not None:
+            env["PYTHONHASHSEED"] = str(hash_seed)
         argv = [sys.executable, "-m", "rlhub.verifiers.bounded", str(to_child), str(from_child),
                 str(memory_mb), *_PRELOAD]
         self.proc = subprocess.Popen(argv, pass_fds=(to_child, from_child), env=env,
@@ -120,10 +124,12 @@ class _Worker:
 class BoundedPool:
     """Up to ``size`` workers shared by every thread; see the module docstring."""
 
-    def __init__(self, size: int | None = None, memory_mb: int = 1024, ready_s: float = 120.0):
+    def __init__(self, size: int | None = None, memory_mb: int = 1024, ready_s: float = 120.0,
+                 hash_seed: int | None = None):
         self.size = size or max(2, min(4, os.cpu_count() or 1))
         self.memory_mb = memory_mb
         self.ready_s = ready_s
+        self.hash_seed = hash_seed
         self._idle: list[_Worker] = []
         self._live = 0
         self._cond = threading.Condition()
@@ -169,7 +175,7 @@ class BoundedPool:
                 return self._idle.pop()
             self._live += 1
         try:
-            return _Worker(self.memory_mb, self.ready_s)
+            return _Worker(self.memory_mb, self.ready_s, self.hash_seed)
         except BaseException:
             with self._cond:
                 self._live -= 1

@@ -86,6 +86,20 @@ def test_two_threads_get_two_workers_at_once(pool):
     assert results == [None, None] and pool._live == 2 and len(pool._idle) == 2
 
 
+def test_a_pinned_hash_seed_gives_every_worker_the_same_string_hashes():
+    """Each worker otherwise draws its own hash seed, and with it the order of a set of strings."""
+    pinned = [BoundedPool(size=1, hash_seed=3) for _ in range(2)]
+    free = BoundedPool(size=1)
+    try:
+        words = [f"w{i}" for i in range(64)]
+        orders = [p.call("builtins:list", set(words)) for p in (*pinned, free)]
+        assert pinned[0].call("os:getenv", "PYTHONHASHSEED") == "3"
+        assert orders[0] == orders[1] != orders[2]
+    finally:
+        for p in (*pinned, free):
+            p.close()
+
+
 def test_what_the_work_prints_never_reaches_the_protocol(pool):
     assert pool.call("builtins:print", "noise\n" * 1000) is None
     assert pool.call("math:sqrt", 16) == 4.0

@@ -7,10 +7,11 @@ plugin reads ``catalog.json``, generated from the installed Reasoning Core by::
     python -m rlhub_reasoning_core.catalog --check    # exit 1 and print the differences
 
 The generator takes Reasoning Core's roster (``task_catalog()``: the curated tasks, not its
-machine-generated or mutated ones) and runs each task in two fresh interpreters with different hash
-seeds, generating the examples of :data:`PROBE_SEEDS` in each, in opposite orders (an example must
-not depend on what was generated before it in the same worker). A task is a domain when both
-interpreters made the same examples, its canonical answer scores 1 and an empty answer 0. The
+machine-generated or mutated ones) and runs each task in two fresh interpreters with the workers'
+hash seed (:data:`rlhub_reasoning_core.domain.HASH_SEED`), generating the examples of
+:data:`PROBE_SEEDS` in each, in opposite orders (an example must not depend on what was generated
+before it in the same worker). A task is a domain when both interpreters made the same examples,
+its canonical answer scores 1 and an empty answer 0. The
 others are left out with the reason: a package or download generation needs (no network here), an
 example that changes between interpreters for the same seed (rlhub tasks are deterministic), a
 canonical answer the task's own scorer does not accept.
@@ -35,14 +36,13 @@ PACKAGE = "reasoning-core"
 VERSION = "2.0.0"
 MAJOR = VERSION.split(".", 1)[0]
 TABLE = "catalog.json"
-# Hash-order randomness shows on some examples only (multistep_nli: about one in four), so enough
-# seeds that a task showing it on one in ten examples is caught with odds of 19 in 20.
+# Randomness left unpinned shows on some examples only, so enough seeds that a task showing it on
+# one in ten examples is caught with odds of 19 in 20.
 PROBE_SEEDS = (*range(24), 123_456_789, 987_654_321, 2**30 + 11, 2**31 - 1)
-HASH_SEEDS = ("1", "2")
-NONDETERMINISTIC = ("the same seed gave different examples in two fresh interpreters (different "
-                    "hash seeds, the seeds in opposite orders): generation draws randomness that "
-                    "seeding the global random and numpy generators, and pinning their reseeding "
-                    "from the OS, does not fix, and rlhub's tasks must be deterministic")
+NONDETERMINISTIC = ("the same seed gave different examples in two fresh interpreters (the seeds in "
+                    "opposite orders): generation draws randomness that seeding the global random "
+                    "and numpy generators, pinning their reseeding from the OS and the hash seed "
+                    "does not fix, and rlhub's tasks must be deterministic")
 # Tasks that pass the generator's checks but not rlhub's contract, from reading their scorers.
 LEFT_OUT: dict[str, str] = {
     "grid_navigation": ("its scorer takes the first direction pair or distance found anywhere in "
@@ -115,8 +115,7 @@ def build(names: list[str] | None = None) -> dict[str, Any]:
 
     roster = {row["name"]: row for row in _roster()}
     names = sorted(roster) if names is None else names
-    runs = [_probe_in_child(names, hash_seed, seeds)
-            for hash_seed, seeds in zip(HASH_SEEDS, (PROBE_SEEDS, PROBE_SEEDS[::-1]))]
+    runs = [_probe_in_child(names, seeds) for seeds in (PROBE_SEEDS, PROBE_SEEDS[::-1])]
     domains, left = [], {}
     for name in names:
         reason = LEFT_OUT.get(name) or _reason(runs[0][name], runs[1][name])
@@ -155,12 +154,12 @@ def _reason(first: dict[str, Any], second: dict[str, Any]) -> str | None:
     return None
 
 
-def _probe_in_child(names: list[str], hash_seed: str,
-                    seeds: tuple[int, ...]) -> dict[str, dict[str, Any]]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+def _probe_in_child(names: list[str], seeds: tuple[int, ...]) -> dict[str, dict[str, Any]]:
+    from rlhub_reasoning_core.domain import HASH_SEED
+
     out = subprocess.run([sys.executable, "-m", "rlhub_reasoning_core.catalog", "--probe",
                           json.dumps(names), json.dumps(seeds)], capture_output=True, text=True,
-                         env=env,
+                         env={**os.environ, "PYTHONHASHSEED": str(HASH_SEED)},
                          timeout=1800, check=True)
     return json.loads(out.stdout.splitlines()[-1])
 

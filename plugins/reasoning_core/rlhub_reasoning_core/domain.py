@@ -2,8 +2,11 @@
 
 Sampling. A task is a Reasoning Core seed (even for ``train``, odd for ``test``, so the splits never
 share an example) drawn from the task's rng; the example is ``task.generate_example()`` with the
-global generators seeded from it (see :mod:`rlhub_reasoning_core.work`). Only tasks whose examples
-were the same in fresh interpreters with different hash seeds are domains (the catalog measures it).
+global generators seeded from it (see :mod:`rlhub_reasoning_core.work`), in a worker whose hash
+seed is :data:`HASH_SEED`: many generators iterate over sets of strings, whose order follows the
+hash seed (``logic_qa`` made another theory for one seed in two under a random one). Only tasks whose
+examples were the same in two fresh interpreters, made in opposite orders, are domains (the catalog
+measures it).
 
 Scoring. The answer is the last ``<answer>...</answer>`` (else what
 :func:`rlhub.extract.final_answer` finds), cut to ``max_answer_chars``, and scored by the task's
@@ -41,6 +44,7 @@ WORK = "rlhub_reasoning_core.work"
 GENERATE = bounded.Budget(cpu_s=30.0)
 SCORE = bounded.Budget(cpu_s=2.0)
 CACHED = 512
+HASH_SEED = 0  # the workers' PYTHONHASHSEED: set iteration order is part of an example
 _POOL: bounded.BoundedPool | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -50,7 +54,7 @@ def pool() -> bounded.BoundedPool:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = bounded.BoundedPool(size=2, memory_mb=2048)
+            _POOL = bounded.BoundedPool(size=2, memory_mb=2048, hash_seed=HASH_SEED)
             atexit.register(_POOL.close)
         return _POOL
 
