@@ -319,17 +319,25 @@ def summarise_main(per_seed: list[dict[str, Any]], budget: int, generations: int
                                                for g in GROUPS},
                          "after": mean_after(per_seed, k)}
     fractions = [float(f["adaptive"]["point"]["to_uniform_final"][0]) for f in per_seed]
-    reps = np.nanmean([f["adaptive"]["reps"]["to_uniform_final"] for f in per_seed], axis=0)
+    # A replicate that never reaches uniform's final counts as past any budget (inf), not as absent.
+    reps = np.mean([np.nan_to_num(f["adaptive"]["reps"]["to_uniform_final"], nan=np.inf)
+                    for f in per_seed], axis=0)
     out: dict[str, Any] = {"strategies": strategies, "adaptive_rollouts_to_uniform_final": (
         round(float(np.mean(fractions)), 4) if np.all(np.isfinite(fractions)) else None),
         "rollouts_to_uniform_final": {"per_seed": [None if not np.isfinite(x) else round(x, 4)
                                                    for x in fractions],
-                                      "ci95": interval(reps), "ci95_seeds": t_interval(
+                                      "ci95": reach_interval(reps), "ci95_seeds": t_interval(
                                           [x for x in fractions if np.isfinite(x)])}}
     for base in ("uniform", "static"):
         out[f"adaptive_vs_{base}"] = {m: paired(per_seed, "adaptive", base, m) for m in METRICS}
     out["targets"] = targets(out)
     return out
+
+
+def reach_interval(reps: np.ndarray) -> list[float | None]:
+    """The 2.5 and 97.5 percentiles of rollout fractions to reach a target (None: never)."""
+    bounds = np.percentile(reps, [2.5, 97.5], method="nearest")
+    return [round(float(b), 4) if np.isfinite(b) else None for b in bounds]
 
 
 def mean_after(per_seed: list[dict[str, Any]], run: str) -> dict[str, float]:
