@@ -59,6 +59,7 @@ except ImportError:
 CLONE_NEWNS = 0x00020000
 MS_BIND = 4096
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+COMPILE_REPLAY_BYTES = 1 << 16  # of a failed compile's output, replayed as the job's stderr
 SETUP_FAILED = 125  # a child's exit status when it could not start its job (with a reason sent)
 
 CONFIG = {}
@@ -291,11 +292,17 @@ def compile_step(plan, limits, sock):
         raise OSError(cannot.decode(errors="replace"))
     cpu = usage.ru_utime + usage.ru_stime
     if not in_time or status:
-        os.lseek(log, 0, os.SEEK_SET)
-        while chunk := os.read(log, 1 << 16):
-            write_all(2, chunk)
-        os.write(2, compile_failure(status, in_time, limits).encode())
+        # Told first, then what stopped it, then only the log's head (the host keeps a
+        # message's head): a compiler can write gigabytes of diagnostics (g++ on 30,000 nested
+        # parentheses), and replaying them whole passed the job's output limit, which made the
+        # compile error an output_limit.
         sock.send(b"compile_failed %f" % cpu)
+        write_all(2, compile_failure(status, in_time, limits).encode())
+        size = os.lseek(log, 0, os.SEEK_END)
+        head = os.pread(log, min(size, COMPILE_REPLAY_BYTES, limits["output_bytes"] // 2), 0)
+        write_all(2, head)
+        if size > len(head):
+            write_all(2, b"\n[... %d more bytes of compiler output]\n" % (size - len(head)))
         os._exit(1)
     os.close(log)
     sock.send(b"compiled %f" % cpu)
@@ -306,11 +313,11 @@ def compile_step(plan, limits, sock):
 def compile_failure(status, in_time, limits):
     """The line added to a failed compile's output saying what stopped it, if a limit did."""
     if not in_time:
-        return f"\nrlhub sandbox: the compile step passed its wall limit ({limits['compile_wall_s']} s)\n"
+        return f"rlhub sandbox: the compile step passed its wall limit ({limits['compile_wall_s']} s)\n"
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
-        return f"\nrlhub sandbox: the compile step passed its CPU limit ({limits['compile_cpu_s']} s)\n"
+        return f"rlhub sandbox: the compile step passed its CPU limit ({limits['compile_cpu_s']} s)\n"
     if os.WIFSIGNALED(status):
-        return f"\nrlhub sandbox: the compiler was killed by signal {os.WTERMSIG(status)}\n"
+        return f"rlhub sandbox: the compiler was killed by signal {os.WTERMSIG(status)}\n"
     return ""
 
 

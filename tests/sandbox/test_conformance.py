@@ -191,6 +191,19 @@ def test_a_stderr_flood_is_capped_and_reported(sandbox: Any) -> None:
     assert_pool_alive(sandbox)
 
 
+def test_a_compile_flooding_its_diagnostics_is_a_compile_error_not_an_output_limit(
+    sandbox: Any,
+) -> None:
+    """Each error echoes its line: 50 KB lines of nested parentheses make gcc write far more than
+    the job may print. The compile failed, and that is what the result says."""
+    line = "(" * 25_000 + "987654321" + ")" * 25_000
+    code = "\n".join([line] * 40) + "\nint main(void) { return 0; }\n"
+    result = sandbox.run(ExecRequest(code=code, language="c", limits=Limits(output_bytes=16_384)))
+    assert (result.status, result.detail) == ("compile_error", "compile error"), result
+    assert "error" in result.stderr and "more bytes of compiler output" in result.stderr
+    assert_pool_alive(sandbox)
+
+
 def test_writes_outside_the_work_dir_fail_and_reach_nothing_on_the_host(
     sandbox: Any, tmp_path: Any
 ) -> None:

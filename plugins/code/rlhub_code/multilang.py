@@ -9,7 +9,9 @@ programs reading stdin.
   registry has: the completion's fence says which (``cpp``, ``rust``, ``haskell``, ...), else
   the task's ``meta.language``.
 
-Expected values are computed here by the family's reference and never enter the sandbox.
+Expected values are computed here by the family's reference and never enter the sandbox. A
+solution over ``MAX_PROGRAM_BYTES`` (64 KiB, Codeforces' limit) is refused unrun: what a compiler
+does with 100 KB of nested brackets costs seconds to minutes of CPU.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from rlhub_code.families import family
 from rlhub_code.polyglot import DIALECTS, harness, parameters, results
 from rlhub_code.polyglot_gold import GOLD
 from rlhub_code.spec import FuncSpec, expected_values, informative_spec
-from rlhub_code.verdicts import exec_summary, failed_verdict, manifest_limits, tests_verdict
+from rlhub_code.verdicts import (exec_summary, failed_verdict, manifest_limits, oversized_program,
+                                 tests_verdict)
 
 SHOWN = 2
 
@@ -75,6 +78,8 @@ class PolyglotDomain(FamilyDomain):
         dialect = DIALECTS[task.meta["language"]]
         spec = self.services.languages().get(dialect.language)
         code = code_of(completion, (dialect.language, *spec.fences))
+        if refused := oversized_program(code):
+            return refused
         cases = [tuple(c) for c in task.meta["cases"]]
         program = dialect.program(code, harness(dialect, task.meta["signature"], cases))
         result = self.sandbox_run(program, dialect.language)
@@ -178,6 +183,8 @@ class CompetitiveDomain(FamilyDomain):
                                       f"use one of {self.services.languages().names()}")
             language = found.name
         code = fence[1] if fence else completion
+        if refused := oversized_program(code):
+            return refused
         result = self.sandbox_run(code, language, task.meta["stdin"])
         if result.status != "ok":
             return failed_verdict(f"{result.status}: {result.stderr.strip()[-600:] or result.detail}",

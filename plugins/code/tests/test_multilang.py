@@ -149,3 +149,14 @@ def test_tasks_are_deterministic_and_draw_several_languages(registry: Registry) 
     first, again = domain.sample(20, seed=3), domain.sample(20, seed=3)
     assert [t.prompt for t in first] == [t.prompt for t in again]
     assert len({t.meta["language"] for t in first}) >= 4
+
+
+def test_a_solution_over_64_kib_is_refused_unrun_as_the_answers_fault(registry: Registry) -> None:
+    """g++ spent its whole 40 s compile budget on the kit's 100 KB of nested parentheses."""
+    nested = "(" * 50_000 + "987654321" + ")" * 50_000
+    for domain_id, task in (("code/poly-coins-v1", task_in(registry, "code/poly-coins-v1", "cpp",
+                                                           "coin_ways")),
+                            ("code/cp-coins-v1", cp_task(registry, "min_coins"))):
+        score = registry.get(domain_id).verify(task, f"```cpp\n{nested}\n```")
+        assert (score.reward, score.trainable, score.exec) == (0.0, True, None), score
+        assert "bytes; expected at most 65,536, so it was not run" in score.feedback
