@@ -11,10 +11,10 @@ machine-generated or mutated ones) and runs each task in two fresh interpreters 
 hash seed (:data:`rlhub_reasoning_core.domain.HASH_SEED`), generating the examples of
 :data:`PROBE_SEEDS` in each, in opposite orders (an example must not depend on what was generated
 before it in the same worker). A task is a domain when both interpreters made the same examples,
-its canonical answer scores 1 and an empty answer 0. The
-others are left out with the reason: a package or download generation needs (no network here), an
-example that changes between interpreters for the same seed (rlhub tasks are deterministic), a
-canonical answer the task's own scorer does not accept.
+its canonical answer scores 1 and an empty answer 0. The others are left out with the reason: a
+package or download generation needs (no network here), an example that changes between
+interpreters for the same seed (rlhub tasks are deterministic), a canonical answer the task's own
+scorer does not accept.
 """
 
 from __future__ import annotations

@@ -143,6 +143,17 @@ def split_id(env_id: str) -> tuple[str, str]:
     return game, level.lstrip("-")
 
 
+def base_variants(env_ids: dict[str, str]) -> set[str]:
+    """Of domains ``{id: env_id}``, one per game: its base variant (``Sudoku-v0``), else its
+    first by id. The others are harder, longer or larger settings of the same code (rlhub's own
+    tests check them in the slow run)."""
+    games: dict[str, list[str]] = {}
+    for domain_id in sorted(env_ids):
+        games.setdefault(split_id(env_ids[domain_id])[0], []).append(domain_id)
+    return {next((i for i in ids if not split_id(env_ids[i])[1]), ids[0])
+            for ids in games.values()}
+
+
 def domain_name(env_id: str) -> str:
     game, level = split_id(env_id)
     name = kebab(game) + (f"-{level}" if level else "")

@@ -212,3 +212,11 @@ def test_a_long_whitespace_run_cannot_stall_a_regex_with_adjacent_stars(attack):
     score = domain.verify(task, attack)
     assert time.perf_counter() - started < 5 and score.reward == 0.0
     assert score.components["invalid_moves"] == 1.0
+
+
+def test_the_fast_sample_keeps_one_variant_of_each_game_the_base_where_there_is_one():
+    from rlhub_textarena.catalog import base_variants
+
+    env_ids = {"t/sudoku-hard-v1": "Sudoku-v0-hard", "t/sudoku-v1": "Sudoku-v0",
+               "t/2048-very-easy-v1": "2048-v0-very-easy", "t/2048-mega-easy-v1": "2048-v0-mega-easy"}
+    assert base_variants(env_ids) == {"t/sudoku-v1", "t/2048-mega-easy-v1"}

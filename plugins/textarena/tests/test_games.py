@@ -10,6 +10,7 @@ import string
 import pytest
 
 import rlhub
+from rlhub_textarena.catalog import base_variants
 from textarena_players import ORACLES, make_player, play  # noqa: I001 - tests/ is on sys.path
 
 REG = rlhub.registry()
@@ -26,6 +27,14 @@ def game_of(domain_id: str) -> str:
     return REG.manifest(domain_id).data["params"]["env_id"].split("-v0")[0]
 
 
+# `make test` plays each game's base variant (else its first); the harder, longer and larger
+# variants are marked slow (`make test-slow`).
+SAMPLE = base_variants({i: REG.manifest(i).data["params"]["env_id"] for i in IDS})
+# A domain's two tests share one worker, which plays its scripted games once (scripted is cached).
+PARAMS = [pytest.param(i, marks=[pytest.mark.xdist_group(f"textarena-games-{i}")]
+                       + ([] if i in SAMPLE else [pytest.mark.slow])) for i in IDS]
+
+
 def tasks(domain_id: str, n: int = SEEDS) -> list[rlhub.Task]:
     return REG.get(domain_id).sample(n, split="test", seed=3)
 
@@ -37,7 +46,7 @@ def scripted(domain_id: str) -> list[float]:
             for task in tasks(domain_id)]
 
 
-@pytest.mark.parametrize("domain_id", IDS)
+@pytest.mark.parametrize("domain_id", PARAMS)
 def test_a_scripted_player_wins_on_at_least_one_seed(domain_id):
     lo, hi = REG.manifest(domain_id).reward_range
     rewards = scripted(domain_id)
@@ -63,7 +72,7 @@ def constant_players(domain_id: str) -> dict[str, object]:
     return players
 
 
-@pytest.mark.parametrize("domain_id", IDS)
+@pytest.mark.parametrize("domain_id", PARAMS)
 def test_constant_and_echoing_players_earn_less_than_the_scripted_player(domain_id):
     """A two-player game's opponent plays seeded moves, so a blind legal player (the echo copies
     the first legal move TextArena lists) can win a game the opponent throws; it must earn at
