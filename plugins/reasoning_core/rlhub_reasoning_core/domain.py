@@ -4,9 +4,9 @@ Sampling. A task is a Reasoning Core seed (even for ``train``, odd for ``test``,
 share an example) drawn from the task's rng; the example is ``task.generate_example()`` with the
 global generators seeded from it (see :mod:`rlhub_reasoning_core.work`), in a worker whose hash
 seed is :data:`HASH_SEED`: many generators iterate over sets of strings, whose order follows
-the hash seed (``logic_qa`` made another theory for one seed in two under a random one). Only tasks
-whose examples were the same in two fresh interpreters, made in opposite orders, are domains (the
-catalog measures it).
+the hash seed (``logic_qa`` made a different theory for one seed under half the hash seeds).
+Only tasks whose examples were the same in two fresh interpreters, made in opposite orders, are
+domains (the catalog measures it).
 
 Scoring. The answer is the last ``<answer>...</answer>`` (else what
 :func:`rlhub.extract.final_answer` finds), cut to ``max_answer_chars``, and scored by the task's
