@@ -135,7 +135,8 @@ def check(ids: list[str] = typer.Argument(None, help="Domain ids or globs."),
         reg.describe_all()  # an environment that cannot be described is left out, not failed
     targets = reg.ids() if all_ else reg.match(ids)
     with _judge(judge):
-        results = [_check_one(reg, domain_id, n) for domain_id in _progress(targets, "checking")]
+        results = [_check_one(reg, domain_id, n, targets)
+                   for domain_id in _progress(targets, "checking")]
     failed = [r for r in results if not r["ok"]]
     unchecked = [r for r in failed if r.get("unchecked")]
     if json_out:
@@ -177,8 +178,9 @@ NEEDS_JUDGE = ("needs a judge: set RLHUB_JUDGE_URL, or `--judge scripted` to che
                "with the built-in scripted judge")
 
 
-def _check_one(reg: Registry, domain_id: str, n: int) -> dict[str, Any]:
-    """One domain's report; a judged domain with no judge configured is not checked."""
+def _check_one(reg: Registry, domain_id: str, n: int, targets: list[str]) -> dict[str, Any]:
+    """One domain's report; a judged domain with no judge configured is not checked. The
+    determinism check's fresh interpreter samples the targets of the domain's plugin, once."""
     import os
 
     from rlhub.testing import inspect_domain
@@ -187,7 +189,9 @@ def _check_one(reg: Registry, domain_id: str, n: int) -> dict[str, Any]:
             and not os.environ.get("RLHUB_JUDGE_URL"):
         return {"id": domain_id, "ok": False, "unchecked": True,
                 "problems": [f"{domain_id}: {NEEDS_JUDGE}"]}
-    return dict(inspect_domain(domain_id, n=n, registry=reg).to_dict())
+    plugin = reg.catalog.declared(domain_id).plugin
+    batch = [i for i in targets if reg.catalog.declared(i).plugin == plugin]
+    return dict(inspect_domain(domain_id, n=n, registry=reg, batch=batch).to_dict())
 
 
 def _judge(kind: str | None) -> Any:

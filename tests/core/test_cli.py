@@ -71,6 +71,16 @@ def test_check_passes_good_domains_and_fails_broken_ones():
     assert "gold completion of task t1 scored 0" in report["results"][0]["problems"][0]
 
 
+def test_check_of_one_domain_samples_no_other_domain_in_its_fresh_interpreter(tmp_path):
+    """The determinism check's fresh interpreter sampled every domain of the checked one's
+    plugin: `rlhub check rcore/<one>` generated all 38 Reasoning Core tasks there."""
+    log = tmp_path / "children"  # lost-in-child writes here when sampled outside pid 1
+    out = rlhub("check", "broken/wrong-gold-v1", "--json", RLHUB_PLUGINS="toyplug,brokenplug",
+                BROKEN_PARENT_PID="1", BROKEN_CHILD_LOG=str(log))
+    assert json.loads(out.stdout)["results"][0]["id"] == "broken/wrong-gold-v1"
+    assert not log.exists()
+
+
 def test_check_json_reports_every_probe_class_and_the_highest_reward_a_probe_got():
     out = rlhub("check", "broken/closeness-v1", "toy/reverse-v1", "broken/hedge-known-v1",
                 "--json", RLHUB_PLUGINS="toyplug,brokenplug")
