@@ -1,15 +1,20 @@
 """OpenRLHF-style load on `rlhub serve`, against the same verifiers called in-process.
 
-The server runs as a child process on 127.0.0.1. Like OpenRLHF 0.11.2's reward client, every
-request carries one sample and opens a new connection (a new ``aiohttp.ClientSession``), with
-``--concurrency`` requests in flight. The items alternate math and code domains, gold and wrong
-completions. The in-process baseline verifies the same items with ``Domain.verify`` on a thread
-pool of the server's size at the same concurrency, in the same run. The two alternate in
-``--rounds`` rounds over slices of the items (in process then over HTTP, then the other way
-round), so a load on the machine that comes and goes weighs on both alike. Prints JSON: req/s,
-p50/p99 latency, failures (transport errors, non-200 answers, error-flagged rewards, or a reward
-that differs from the in-process one; must be 0), and ``ratio`` = server req/s / in-process req/s
-over all rounds.
+Two subjects verify the same items, each in a child process of its own started the same way: the
+server (``rlhub serve`` on 127.0.0.1) and the in-process baseline (``Domain.verify`` on a thread
+pool of the server's size, at the same concurrency). This process is the load generator: like
+OpenRLHF 0.11.2's reward client, every request carries one sample and opens a new connection (a
+new ``aiohttp.ClientSession``), with ``--concurrency`` requests in flight. The items alternate math
+and code domains, gold and wrong completions. The two subjects alternate in ``--rounds`` rounds
+over slices of the items (in process then over HTTP, then the other way round), so a load on the
+machine that comes and goes weighs on both alike.
+
+In training, the reward client runs in OpenRLHF's vLLM engines, on the GPU nodes, not on the
+machine that verifies. So the load generator gets ``--client-cpus`` CPUs of its own (a quarter,
+at least one) and both subjects the others (their sandbox jobs inherit that), and ``ratio`` =
+server req/s / in-process req/s over all rounds compares what the two make of the same CPUs.
+``colocated`` repeats the comparison with every process on every CPU, where the load generator's
+own CPU (``client_cpu_ms`` a request) is taken from the server's: it is quoted, without a target.
 
 ``many`` is a second run with ``--many`` clients at once (2,000 by default; every one a new
 connection from 127.0.0.1, so the server's file limit, listen backlog and per-address cap must
@@ -19,17 +24,24 @@ must also end with 0 failures, and quotes its p50/p99 latency.
 ``limits`` quotes what the server's protections cost per request, measured on the same machine:
 reading a body under its deadline (``asyncio.timeout``) against reading it without one, and
 counting a connection against its address's cap (admit and release).
+
+Prints JSON: req/s, p50/p99 latency, failures (transport errors, non-200 answers, error-flagged
+rewards, or a reward that differs from the in-process one; must be 0), and the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -106,14 +118,15 @@ async def over_http(url: str, work: list[dict[str, Any]], concurrency: int,
                 problems.append(f"error-flagged reward for {item['domain']}")
             rewards[i] = body["rewards"][0]
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     try:
         async with asyncio.timeout(deadline_s):
             await asyncio.gather(*(one(i, it) for i, it in enumerate(work)))
     except TimeoutError:
         problems.append(f"{rewards.count(None)} requests unanswered after {deadline_s:g} s")
     wall = time.perf_counter() - started
-    return {"wall_s": wall, "rewards": rewards, "problems": problems, "latencies": latencies}
+    return {"wall_s": wall, "rewards": rewards, "problems": problems, "latencies": latencies,
+            "client_cpu_s": time.process_time() - cpu}
 
 
 def joined(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,6 +134,7 @@ def joined(runs: list[dict[str, Any]]) -> dict[str, Any]:
     wall = sum(r["wall_s"] for r in runs)
     rewards = [x for r in runs for x in r["rewards"]]
     return {"wall_s": wall, "req_s": len(rewards) / wall, "rewards": rewards,
+            "client_cpu_s": sum(r.get("client_cpu_s", 0.0) for r in runs),
             "problems": [p for r in runs for p in r.get("problems", [])],
             "latencies": [x for r in runs for x in r.get("latencies", [])]}
 
@@ -192,22 +206,126 @@ def checked(http: dict[str, Any], local: list[float]) -> dict[str, Any]:
     stats = summary(http["latencies"] or [float("nan")])
     return {"requests": len(http["rewards"]), "req_s": http["req_s"],
             "p50_ms": stats["median_ms"], "p99_ms": stats["p99_ms"], "wall_s": http["wall_s"],
+            "client_cpu_ms": http["client_cpu_s"] / len(http["rewards"]) * 1e3,
             "failures": len(http["problems"]) + mismatched, "reward_mismatches": mismatched,
             "first_problems": http["problems"][:5]}
 
 
-def rounds(url: str, work: list[dict[str, Any]], count: int, workers: int, concurrency: int
-           ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(over HTTP, in process)`` on ``count`` consecutive slices of ``work``, alternating."""
-    size = -(-len(work) // count)
-    http, local = [], []
-    for k in range(count):
-        part = work[k * size:(k + 1) * size]
-        order = [("local", in_process(part, workers, concurrency)),
-                 ("http", over_http(url, part, concurrency))]
-        for kind, run in order if k % 2 == 0 else order[::-1]:
-            (local if kind == "local" else http).append(asyncio.run(run))
-    return joined(http), joined(local)
+class Baseline:
+    """The in-process baseline in a child process of its own (``--baseline-child``): it builds
+    the same items, warms its verifiers, then verifies the slices it is sent on stdin."""
+
+    def __init__(self, args: argparse.Namespace, env: dict[str, str]):
+        cmd = [sys.executable, __file__, "--baseline-child", "-n", str(args.n),
+               "--distinct", str(args.distinct), "--workers", str(args.workers),
+               "--concurrency", str(args.concurrency)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, env={**os.environ, **env})
+
+    def __enter__(self) -> Baseline:
+        self._answer()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def run(self, start: int, stop: int) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps([start, stop]) + "\n")
+        self.proc.stdin.flush()
+        return self._answer()
+
+    def _answer(self) -> dict[str, Any]:
+        """The child's next JSON line (a plugin may print other lines)."""
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith('{"baseline": '):
+                return json.loads(line)["baseline"]
+        raise RuntimeError(f"the baseline child exited with status {self.proc.wait()}")
+
+
+def baseline_child(args: argparse.Namespace) -> None:
+    """``--baseline-child``: answer ``[start, stop]`` lines with :func:`in_process` runs."""
+    work = items(args.n, args.distinct)
+    asyncio.run(in_process(items(4 * len(DOMAINS), 4), args.workers, 16))
+    print(json.dumps({"baseline": "ready"}), flush=True)
+    for line in sys.stdin:
+        start, stop = json.loads(line)
+        run = asyncio.run(in_process(work[start:stop], args.workers, args.concurrency))
+        print(json.dumps({"baseline": run}), flush=True)
+
+
+def pin(cpus: set[int]) -> None:
+    """Every thread of this process onto ``cpus``."""
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(ProcessLookupError):
+            os.sched_setaffinity(int(tid), cpus)
+
+
+@contextlib.contextmanager
+def spawning_on(cpus: set[int]) -> Iterator[None]:
+    """Child processes started inside run on ``cpus`` (a child inherits the affinity of the
+    thread that starts it); this thread returns to its own CPUs after."""
+    own = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, own)
+
+
+def split_cpus(client: int | None) -> tuple[set[int], set[int]]:
+    """``(load generator's CPUs, subjects' CPUs)``: ``client`` of this process's CPUs (default
+    a quarter, at least one) and the rest; all of them for both on a one-CPU machine."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return set(cpus), set(cpus)
+    k = min(len(cpus) - 1, client or max(1, len(cpus) // 4))
+    return set(cpus[:k]), set(cpus[k:])
+
+
+def compare(args: argparse.Namespace, work: list[dict[str, Any]], client: set[int],
+            subject: set[int], rounds: int, many: list[dict[str, Any]] | None = None
+            ) -> dict[str, Any]:
+    """The server and the baseline, started on ``subject``, loaded from ``client``, alternating
+    over ``rounds`` slices of ``work`` (and ``many`` at once against the server, when given)."""
+    pin(client)
+    with contextlib.ExitStack() as stack:
+        homes = [stack.enter_context(tempfile.TemporaryDirectory(prefix="rlhub-bench-home-"))
+                 for _ in range(2)]
+        with spawning_on(subject):
+            baseline = stack.enter_context(Baseline(args, {"RLHUB_HOME": homes[0]}))
+            server = stack.enter_context(ServerProcess(["--workers", str(args.workers)],
+                                                       env={"RLHUB_HOME": homes[1]}))
+        url = server.url + "/get_reward"
+        asyncio.run(over_http(url, items(4 * len(DOMAINS), 4), 16))
+        size = -(-len(work) // rounds)
+        http, local = [], []
+        for k in range(rounds):
+            part = slice(k * size, min(len(work), (k + 1) * size))
+            order = [("local", lambda p=part: baseline.run(p.start, p.stop)),
+                     ("http", lambda p=part: asyncio.run(over_http(url, work[p],
+                                                                   args.concurrency)))]
+            for kind, run in order if k % 2 == 0 else order[::-1]:
+                (local if kind == "local" else http).append(run())
+        crowd = many and asyncio.run(over_http(url, many, args.many, args.many_deadline))
+    http_run, local_run = joined(http), joined(local)
+    found = {"server": checked(http_run, local_run["rewards"]),
+             "in_process": {"req_s": local_run["req_s"], "wall_s": local_run["wall_s"]},
+             "ratio": http_run["req_s"] / local_run["req_s"],
+             "round_ratios": [len(h["rewards"]) / h["wall_s"] / c["req_s"]
+                              for h, c in zip(http, local)],
+             "pass_rate": sum(r == 1.0 for r in local_run["rewards"]) / len(work)}
+    if crowd:
+        found["many"] = {"concurrency": args.many, "deadline_s": args.many_deadline,
+                         **checked(crowd, local_run["rewards"])}
+    return found
 
 
 def main() -> None:
@@ -217,57 +335,78 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8, help="server and baseline threads")
     parser.add_argument("--distinct", type=int, default=64, help="distinct tasks per domain")
     parser.add_argument("--rounds", type=int, default=4, help="alternations of the two runs")
+    parser.add_argument("--client-cpus", type=int, default=None,
+                        help="CPUs of the load generator [a quarter, at least one]")
     parser.add_argument("--many", type=int, default=2000, help="clients at once, second run")
     parser.add_argument("--many-requests", type=int, default=4000,
                         help="second run's requests (the first ones of -n)")
     parser.add_argument("--many-deadline", type=float, default=600.0,
                         help="seconds the second run may take")
+    parser.add_argument("--baseline-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.baseline_child:
+        baseline_child(args)
+        return
     client_files(args.many + 256)
     work = items(args.n, args.distinct)
-    many = work[:args.many_requests]
-    warm = items(4 * len(DOMAINS), 4)
-    asyncio.run(in_process(warm, args.workers, 16))
-    with tempfile.TemporaryDirectory(prefix="rlhub-bench-home-") as home, \
-            ServerProcess(["--workers", str(args.workers)], env={"RLHUB_HOME": home}) as server:
-        url = server.url + "/get_reward"
-        asyncio.run(over_http(url, warm, 16))
-        http, local = rounds(url, work, args.rounds, args.workers, args.concurrency)
-        crowd = asyncio.run(over_http(url, many, args.many, args.many_deadline))
+    every = os.sched_getaffinity(0)
+    client, subject = split_cpus(args.client_cpus)
+    found = compare(args, work, client, subject, args.rounds, work[:args.many_requests])
+    shared = None
+    if client != subject:  # the same on every CPU, over half the items
+        half = work[:len(work) // 2]
+        shared = compare(args, half, every, every, 2)
+        pin(every)
     result = {
         "bench": "server", "requests": args.n, "concurrency": args.concurrency,
         "workers": args.workers, "cpus": os.cpu_count(), "domains": list(DOMAINS),
         "new_connection_per_request": True, "rounds": args.rounds,
-        "server": checked(http, local["rewards"]),
-        "in_process": {"req_s": local["req_s"], "wall_s": local["wall_s"]},
-        "ratio": http["req_s"] / local["req_s"], "target_ratio": 0.85,
-        "many": {"concurrency": args.many, "deadline_s": args.many_deadline,
-                 **checked(crowd, local["rewards"])},
+        "client_cpus": sorted(client), "subject_cpus": sorted(subject),
+        **found, "target_ratio": 0.85,
+        "colocated": shared and {"requests": len(half), "rounds": 2,
+                                 "server": shared["server"], "in_process": shared["in_process"],
+                                 "ratio": shared["ratio"]},
         "limits": limits_cost(),
-        "pass_rate": sum(r == 1.0 for r in local["rewards"]) / len(work),
     }
     emit(result, table(result))
 
 
 def table(r: dict[str, Any]) -> list[Row]:
-    s = r["server"]
-    return [(f"`rlhub serve` /get_reward over HTTP, {r['requests']} requests at concurrency "
-             f"{r['concurrency']}, {r['workers']} workers, a new connection per request",
+    s, shared = r["server"], r["colocated"]
+    where = (f"server and baseline on CPU {_cpus(r['subject_cpus'])}, the load generator on CPU "
+             f"{_cpus(r['client_cpus'])}" if shared else "every process on the one CPU")
+    rows = [(f"`rlhub serve` /get_reward over HTTP, {r['requests']} requests at concurrency "
+             f"{r['concurrency']}, {r['workers']} workers, a new connection per request ({where})",
              f"{s['req_s']:.0f} req/s, p50 {s['p50_ms']:.1f} ms, p99 {s['p99_ms']:.1f} ms, "
              f"{s['failures']} failures",
              f"the same verifications in process: {r['in_process']['req_s']:.0f} req/s; "
-             + ratio(r["ratio"], r["target_ratio"])),
-            (f"the same server with {r['many']['concurrency']} clients at once "
-             f"({r['many']['requests']} requests, a new connection each)",
-             f"{r['many']['req_s']:.0f} req/s, p50 {r['many']['p50_ms']:.0f} ms, "
-             f"p99 {r['many']['p99_ms']:.0f} ms, {r['many']['failures']} failures",
-             f"0 failures within {r['many']['deadline_s']:g} s"),
-            ("reading a request body under its deadline, per request",
-             f"{r['limits']['deadline_cost_us']:+.1f} us "
-             f"({r['limits']['body_read_with_deadline_us']:.1f} us per read)",
-             f"the same read without a deadline: {r['limits']['body_read_us']:.1f} us"),
-            ("counting a connection against its address's cap (admit and release)",
-             f"{r['limits']['connection_cap_us']:.2f} us", "none: an absolute cost")]
+             + ratio(r["ratio"], r["target_ratio"]) + " (rounds: "
+             + ", ".join(f"{x:.2f}" for x in r["round_ratios"]) + ")")]
+    if shared:
+        rows.append((f"the same with every process on all {r['cpus']} CPUs "
+                     f"({shared['requests']} requests; the load generator's "
+                     f"{shared['server']['client_cpu_ms']:.2f} ms of CPU a request is taken "
+                     "from the server's)",
+                     f"{shared['server']['req_s']:.0f} req/s, {shared['server']['failures']} "
+                     "failures",
+                     f"in process: {shared['in_process']['req_s']:.0f} req/s; "
+                     f"{shared['ratio']:.2f}× (no target)"))
+    m = r["many"]
+    return rows + [
+        (f"the same server with {m['concurrency']} clients at once "
+         f"({m['requests']} requests, a new connection each)",
+         f"{m['req_s']:.0f} req/s, p50 {m['p50_ms']:.0f} ms, p99 {m['p99_ms']:.0f} ms, "
+         f"{m['failures']} failures", f"0 failures within {m['deadline_s']:g} s"),
+        ("reading a request body under its deadline, per request",
+         f"{r['limits']['deadline_cost_us']:+.1f} us "
+         f"({r['limits']['body_read_with_deadline_us']:.1f} us per read)",
+         f"the same read without a deadline: {r['limits']['body_read_us']:.1f} us"),
+        ("counting a connection against its address's cap (admit and release)",
+         f"{r['limits']['connection_cap_us']:.2f} us", "none: an absolute cost")]
+
+
+def _cpus(cpus: list[int]) -> str:
+    return ", ".join(map(str, cpus))
 
 
 if __name__ == "__main__":
