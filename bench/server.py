@@ -11,8 +11,10 @@ machine that comes and goes weighs on both alike.
 
 In training, the reward client runs in OpenRLHF's vLLM engines, on the GPU nodes, not on the
 machine that verifies. So the load generator gets ``--client-cpus`` CPUs of its own (a quarter,
-at least one) and both subjects the others (their sandbox jobs inherit that), and ``ratio`` =
-server req/s / in-process req/s over all rounds compares what the two make of the same CPUs.
+at least one) and both subjects the others (their sandbox jobs inherit that; the bench checks
+the subjects' affinity), and ``ratio`` = server req/s / in-process req/s over all rounds compares
+what the two make of the same CPUs: throughput per verification CPU. On a one-CPU machine every
+process shares it and there is no second comparison.
 ``colocated`` repeats the comparison with every process on every CPU, where the load generator's
 own CPU (``client_cpu_ms`` a request) is taken from the server's: it is quoted, without a target.
 
@@ -223,17 +225,23 @@ class Baseline:
                                      text=True, env={**os.environ, **env})
 
     def __enter__(self) -> Baseline:
-        self._answer()
+        try:
+            self._answer()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.proc.stdout.close()
 
     def run(self, start: int, stop: int) -> dict[str, Any]:
         assert self.proc.stdin is not None
@@ -286,7 +294,10 @@ def split_cpus(client: int | None) -> tuple[set[int], set[int]]:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return set(cpus), set(cpus)
-    k = min(len(cpus) - 1, client or max(1, len(cpus) // 4))
+    k = max(1, len(cpus) // 4) if client is None else client
+    if not 1 <= k < len(cpus):
+        raise SystemExit(f"--client-cpus: expected 1 to {len(cpus) - 1} (this process has "
+                         f"{len(cpus)} CPUs), found {k}")
     return set(cpus[:k]), set(cpus[k:])
 
 
@@ -303,6 +314,11 @@ def compare(args: argparse.Namespace, work: list[dict[str, Any]], client: set[in
             baseline = stack.enter_context(Baseline(args, {"RLHUB_HOME": homes[0]}))
             server = stack.enter_context(ServerProcess(["--workers", str(args.workers)],
                                                        env={"RLHUB_HOME": homes[1]}))
+        for name, proc in (("server", server.proc), ("baseline", baseline.proc)):
+            assert proc is not None
+            if os.sched_getaffinity(proc.pid) != subject:
+                raise RuntimeError(f"the {name} runs on CPUs {os.sched_getaffinity(proc.pid)}, "
+                                   f"expected {subject}")
         url = server.url + "/get_reward"
         asyncio.run(over_http(url, items(4 * len(DOMAINS), 4), 16))
         size = -(-len(work) // rounds)
@@ -314,7 +330,8 @@ def compare(args: argparse.Namespace, work: list[dict[str, Any]], client: set[in
                                                                    args.concurrency)))]
             for kind, run in order if k % 2 == 0 else order[::-1]:
                 (local if kind == "local" else http).append(run())
-        crowd = many and asyncio.run(over_http(url, many, args.many, args.many_deadline))
+        crowd = asyncio.run(over_http(url, many, args.many, args.many_deadline)) if many \
+            else None
     http_run, local_run = joined(http), joined(local)
     found = {"server": checked(http_run, local_run["rewards"]),
              "in_process": {"req_s": local_run["req_s"], "wall_s": local_run["wall_s"]},
@@ -322,7 +339,7 @@ def compare(args: argparse.Namespace, work: list[dict[str, Any]], client: set[in
              "round_ratios": [len(h["rewards"]) / h["wall_s"] / c["req_s"]
                               for h, c in zip(http, local)],
              "pass_rate": sum(r == 1.0 for r in local_run["rewards"]) / len(work)}
-    if crowd:
+    if crowd is not None:
         found["many"] = {"concurrency": args.many, "deadline_s": args.many_deadline,
                          **checked(crowd, local_run["rewards"])}
     return found
@@ -355,11 +372,10 @@ def main() -> None:
     shared = None
     if client != subject:  # the same on every CPU, over half the items
         half = work[:len(work) // 2]
-        shared = compare(args, half, every, every, 2)
-        pin(every)
+        shared = compare(args, half, every, every, 2)  # the first items the baseline child made
     result = {
         "bench": "server", "requests": args.n, "concurrency": args.concurrency,
-        "workers": args.workers, "cpus": os.cpu_count(), "domains": list(DOMAINS),
+        "workers": args.workers, "cpus": len(every), "domains": list(DOMAINS),
         "new_connection_per_request": True, "rounds": args.rounds,
         "client_cpus": sorted(client), "subject_cpus": sorted(subject),
         **found, "target_ratio": 0.85,
@@ -373,30 +389,31 @@ def main() -> None:
 
 def table(r: dict[str, Any]) -> list[Row]:
     s, shared = r["server"], r["colocated"]
-    where = (f"server and baseline on CPU {_cpus(r['subject_cpus'])}, the load generator on CPU "
-             f"{_cpus(r['client_cpus'])}" if shared else "every process on the one CPU")
+    where = (f"server and baseline each on CPU {_cpus(r['subject_cpus'])}, the load generator "
+             f"on CPU {_cpus(r['client_cpus'])}" if shared else "every process on the one CPU")
     rows = [(f"`rlhub serve` /get_reward over HTTP, {r['requests']} requests at concurrency "
              f"{r['concurrency']}, {r['workers']} workers, a new connection per request ({where})",
              f"{s['req_s']:.0f} req/s, p50 {s['p50_ms']:.1f} ms, p99 {s['p99_ms']:.1f} ms, "
              f"{s['failures']} failures",
-             f"the same verifications in process: {r['in_process']['req_s']:.0f} req/s; "
-             + ratio(r["ratio"], r["target_ratio"]) + " (rounds: "
-             + ", ".join(f"{x:.2f}" for x in r["round_ratios"]) + ")")]
+             f"the same verifications in process on the same CPUs: "
+             f"{r['in_process']['req_s']:.0f} req/s; " + ratio(r["ratio"], r["target_ratio"])
+             + " (per round: " + ", ".join(f"{x:.2f}" for x in r["round_ratios"]) + ")")]
     if shared:
         rows.append((f"the same with every process on all {r['cpus']} CPUs "
-                     f"({shared['requests']} requests; the load generator's "
-                     f"{shared['server']['client_cpu_ms']:.2f} ms of CPU a request is taken "
-                     "from the server's)",
+                     f"({shared['requests']} requests; the load generator, which stands for "
+                     "OpenRLHF's reward client in the vLLM engines, spends "
+                     f"{shared['server']['client_cpu_ms']:.2f} ms of CPU a request on them)",
                      f"{shared['server']['req_s']:.0f} req/s, {shared['server']['failures']} "
                      "failures",
                      f"in process: {shared['in_process']['req_s']:.0f} req/s; "
                      f"{shared['ratio']:.2f}× (no target)"))
-    m = r["many"]
+    if "many" in r:
+        m = r["many"]
+        rows.append((f"the same server with {m['concurrency']} clients at once "
+                     f"({m['requests']} requests, a new connection each)",
+                     f"{m['req_s']:.0f} req/s, p50 {m['p50_ms']:.0f} ms, p99 {m['p99_ms']:.0f} "
+                     f"ms, {m['failures']} failures", f"0 failures within {m['deadline_s']:g} s"))
     return rows + [
-        (f"the same server with {m['concurrency']} clients at once "
-         f"({m['requests']} requests, a new connection each)",
-         f"{m['req_s']:.0f} req/s, p50 {m['p50_ms']:.0f} ms, p99 {m['p99_ms']:.0f} ms, "
-         f"{m['failures']} failures", f"0 failures within {m['deadline_s']:g} s"),
         ("reading a request body under its deadline, per request",
          f"{r['limits']['deadline_cost_us']:+.1f} us "
          f"({r['limits']['body_read_with_deadline_us']:.1f} us per read)",
