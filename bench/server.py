@@ -372,7 +372,7 @@ def main() -> None:
     shared = None
     if client != subject:  # the same on every CPU, over half the items
         half = work[:len(work) // 2]
-        shared = compare(args, half, every, every, 2)  # the first items the baseline child made
+        shared = compare(args, half, every, every, 2)  # a prefix of every child's items
     result = {
         "bench": "server", "requests": args.n, "concurrency": args.concurrency,
         "workers": args.workers, "cpus": len(every), "domains": list(DOMAINS),
