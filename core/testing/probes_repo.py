@@ -68,7 +68,8 @@ for _folder, _, _names in _os.walk(_os.path.join(_os.path.dirname(__file__), "..
 
 
 def diff(before: dict[str, str], after: dict[str, str | None]) -> str:
-    """A git-style unified diff taking ``before`` to ``after`` (None deletes a file)."""
+    """A git-style unified diff taking ``before`` to ``after`` (None deletes a file); a last line
+    without a newline is marked so, as git does, or the patch would not apply."""
     parts = []
     for path in sorted(after):
         old, new = before.get(path), after[path]
@@ -81,8 +82,8 @@ def diff(before: dict[str, str], after: dict[str, str | None]) -> str:
         head += "deleted file mode 100644\n" if new is None else ""
         lines = difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{path}",
                                      "/dev/null" if new is None else f"b/{path}")
-        parts.append(head + "".join(line if line.endswith("\n") else line + "\n"
-                                    for line in lines))
+        parts.append(head + "".join(line if line.endswith("\n") else
+                                    line + "\n\\ No newline at end of file\n" for line in lines))
     return "".join(parts)
 
 

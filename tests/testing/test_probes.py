@@ -196,3 +196,30 @@ def test_oversized_probes_put_expressions_in_the_answer_slot():
     probes = {p.name: p.completion for p in oversized_probes(task)}
     assert probes["latex power tower"] == "\\boxed{10^{10^{10^{10}}}}"
     assert len(probes["json array of 1 MB"]) > 1_000_000
+
+
+def test_every_repo_probe_patch_applies_to_files_without_a_final_newline(tmp_path):
+    """A probe whose patch does not apply earns the minimum for the wrong reason (the domain
+    refused a malformed patch, not the attack), so every ``repo`` probe must apply with git to a
+    repository whose files end without a newline, as real projects' files sometimes do."""
+    import re
+    import subprocess
+
+    from rlhub.testing.probes_repo import repo_probes
+
+    files = {"pkg/__init__.py": "VERSION = 1", "pkg/core.py": "def f(x):\n    return x",
+             "tests/test_core.py": "from pkg.core import f\n\n\ndef test_f():\n    assert f(1) == 1",
+             "pyproject.toml": "[project]\nname = \"pkg\""}
+    task = Task("t-0", "swe/probe-target-v1", "fix it",
+                meta={"files": files, "packages": ["pkg/"]})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    probes = repo_probes(task)
+    assert len(probes) >= 12
+    for probe in probes:
+        patch = re.fullmatch(r"```diff\n(.*)```", probe.completion, re.S).group(1)
+        applied = subprocess.run(["git", "apply", "--check", "-"], cwd=tmp_path, input=patch,
+                                 capture_output=True, text=True)
+        assert applied.returncode == 0, f"{probe.name}: {applied.stderr}"
