@@ -208,7 +208,8 @@ def test_every_repo_probe_patch_applies_to_files_without_a_final_newline(tmp_pat
     from rlhub.testing.probes_repo import repo_probes
 
     files = {"pkg/__init__.py": "VERSION = 1", "pkg/core.py": "def f(x):\n    return x",
-             "tests/test_core.py": "from pkg.core import f\n\n\ndef test_f():\n    assert f(1) == 1",
+             "tests/test_core.py": "from pkg.core import f\n\n\ndef test_f():\n"
+                                   "    assert f(1) == 1",
              "pyproject.toml": "[project]\nname = \"pkg\""}
     task = Task("t-0", "swe/probe-target-v1", "fix it",
                 meta={"files": files, "packages": ["pkg/"]})
