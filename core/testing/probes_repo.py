@@ -21,11 +21,11 @@ must earn the minimum:
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
 from rlhub.domain import Domain, close_episode
+from rlhub.patches import make_patch
 from rlhub.task import Task
 from rlhub.testing.probes import Probe, ProbeReport, judge_probe
 
@@ -65,26 +65,6 @@ for _folder, _, _names in _os.walk(_os.path.join(_os.path.dirname(__file__), "..
             with open(_os.path.join(_folder, _name)) as _f:
                 ANSWERS[_name] = _f.read()
 '''
-
-
-def diff(before: dict[str, str], after: dict[str, str | None]) -> str:
-    """A git-style unified diff taking ``before`` to ``after`` (None deletes a file); a last line
-    without a newline is marked so, as git does, or the patch would not apply."""
-    parts = []
-    for path in sorted(after):
-        old, new = before.get(path), after[path]
-        if old == new:
-            continue
-        a = [] if old is None else old.splitlines(keepends=True)
-        b = [] if new is None else new.splitlines(keepends=True)
-        head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None
-                                                    else "")
-        head += "deleted file mode 100644\n" if new is None else ""
-        lines = difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{path}",
-                                     "/dev/null" if new is None else f"b/{path}")
-        parts.append(head + "".join(line if line.endswith("\n") else
-                                    line + "\n\\ No newline at end of file\n" for line in lines))
-    return "".join(parts)
 
 
 def _tests(files: dict[str, str]) -> list[str]:
@@ -177,7 +157,7 @@ def repo_probes(task: Task) -> list[Probe]:
         "hidden tests read": _prepend(files, init, READ_HIDDEN),
         "visible tests special-cased": special_cased(files, packages),
     }
-    return [Probe(name, f"```diff\n{diff(files, changes)}```", True)
+    return [Probe(name, f"```diff\n{make_patch(files, changes)}```", True)
             for name, changes in patches.items() if changes]
 
 

@@ -1,4 +1,5 @@
-"""Unified diffs: making the reference patch, finding a model's patch, and applying it.
+"""Unified diffs: finding a model's patch and applying it (the reference patch is made by
+:func:`rlhub.make_patch`).
 
 A completion's patch is the text of its ```` ```diff ```` (or ```` ```patch ````) fenced blocks,
 or, unfenced, everything from its first ``diff --git`` or ``--- `` line. It is applied by
@@ -10,13 +11,12 @@ outside the repository, makes a symbolic link, or that ``git apply`` refuses doe
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 MAX_PATCH = 2 << 20
@@ -24,34 +24,6 @@ _FENCE = re.compile(r"```[ \t]*(?:diff|patch|udiff)[ \t]*\n(.*?)```", re.DOTALL)
 _HEADER = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|--- (?:a/)?(\S+)|\+\+\+ (?:b/)?(\S+))",
                      re.MULTILINE)
 Changes = dict[str, "str | None"]  # path -> new text, or None when the file is deleted
-
-
-def make_patch(before: Mapping[str, str], after: Mapping[str, str | None]) -> str:
-    """The git-style unified diff taking ``before`` to ``before`` updated by ``after``
-    (``None`` deletes a file), with three lines of context."""
-    parts = []
-    for path in sorted(after):
-        old, new = before.get(path), after[path]
-        if old == new:
-            continue
-        a = [] if old is None else old.splitlines(keepends=True)
-        b = [] if new is None else new.splitlines(keepends=True)
-        head = [f"diff --git a/{path} b/{path}\n"]
-        head += ["new file mode 100644\n"] if old is None else []
-        head += ["deleted file mode 100644\n"] if new is None else []
-        lines = difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{path}",
-                                     "/dev/null" if new is None else f"b/{path}")
-        parts.append("".join(head) + "".join(_terminated(lines)))
-    return "".join(parts)
-
-
-def _terminated(lines: Iterable[str]) -> list[str]:
-    out = []
-    for line in lines:
-        if not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        out.append(line)
-    return out
 
 
 def extract_patch(completion: str) -> str | None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from rlhub import Domain, Limits, Manifest, Task, Verdict
+from rlhub import Domain, Limits, Manifest, Task, Verdict, make_patch
 
 from rlhub_swe import prompts
-from rlhub_swe.diffs import PatchError, apply_patch, extract_patch, make_patch
+from rlhub_swe.diffs import PatchError, apply_patch, extract_patch
 from rlhub_swe.grading import Grader, Suite
 from rlhub_swe.guard import review
 from rlhub_swe.sources import source_of

@@ -8,7 +8,8 @@ import random
 import pytest
 
 import rlhub
-from rlhub_swe.diffs import apply_patch, make_patch
+from rlhub import make_patch
+from rlhub_swe.diffs import apply_patch
 from rlhub_swe.domain import SweDomain
 from rlhub_swe.synth import tasks
 from rlhub_swe.synth.repo import LEVELS
