@@ -217,6 +217,21 @@ def check_determinism(domain: Domain, *, across_processes: bool = True,
     return []
 
 
+def check_tasks_unchanged(domain: Domain, tasks: Sequence[Task],
+                          before: Sequence[str]) -> list[str]:
+    """Verifying leaves each task as it was (``before``: each task's :func:`fingerprint`).
+
+    The server, the rollout and a GRPO group verify every completion of a task against the one
+    ``Task`` object, several at once: a verifier that writes into it would let one completion's
+    verification change how the next one is judged."""
+    for task, print_ in zip(tasks, before):
+        if fingerprint([task]) != print_:
+            return [f"{domain.id}: verifying completions changed task {task.id} (its prompt, "
+                    "answer, gold or meta); every completion of a task is verified against the "
+                    "same task, so one verification would change the next one's"]
+    return []
+
+
 def _code_probes(domain: Domain, tasks: Sequence[Task]) -> list[str]:
     if "code" not in domain.manifest.tags:
         return []
@@ -333,10 +348,15 @@ def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Registry | Non
     except Exception as exc:  # noqa: BLE001
         report.problems.append(f"{domain.id}: sampling raised {type(exc).__name__}: {exc}")
         return report
+    before = [fingerprint([task]) for task in tasks]
     for check in CHECKS:
         report.problems += check(domain, tasks)
+    changed = check_tasks_unchanged(domain, tasks, before)  # first: the probes' problems follow
+    report.problems += changed
     report.probes = run_probes(domain, tasks)
     _probe_problems(domain, report)
+    if not changed:
+        report.problems += check_tasks_unchanged(domain, tasks, before)
     report.problems += check_determinism(domain, across_processes=across_processes,
                                          batch=batch or ())
     return report

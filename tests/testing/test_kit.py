@@ -30,6 +30,17 @@ def test_well_behaved_domains_have_no_problems(reg):
     assert problems(reg, "toy/copy-v1") == []
 
 
+def test_a_verifier_that_writes_into_its_task_is_reported(reg):
+    """Reported first, once: what it breaks next (a genuine label no longer matching its task, in
+    the forged-label probes) follows."""
+    tid = first_task(reg, "broken/writes-task-v1").id
+    found = problems(reg, "broken/writes-task-v1")
+    changed = (f"broken/writes-task-v1: verifying completions changed task {tid} (its prompt, "
+               "answer, gold or meta); every completion of a task is verified against the same "
+               "task, so one verification would change the next one's")
+    assert found[0] == changed and found.count(changed) == 1
+
+
 def test_a_gold_completion_that_fails_is_reported(reg):
     assert problems(reg, "broken/wrong-gold-v1") == [
         "broken/wrong-gold-v1: the gold completion of task t1 scored 0 (expected the maximum 1); "
