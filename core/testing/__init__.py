@@ -351,12 +351,11 @@ def inspect_domain(domain: Domain | str, *, n: int = 4, registry: Registry | Non
     before = [fingerprint([task]) for task in tasks]
     for check in CHECKS:
         report.problems += check(domain, tasks)
-    changed = check_tasks_unchanged(domain, tasks, before)  # first: the probes' problems follow
-    report.problems += changed
+    changed = check_tasks_unchanged(domain, tasks, before)
     report.probes = run_probes(domain, tasks)
+    # before the probes' problems, which a changed task may cause
+    report.problems += changed or check_tasks_unchanged(domain, tasks, before)
     _probe_problems(domain, report)
-    if not changed:
-        report.problems += check_tasks_unchanged(domain, tasks, before)
     report.problems += check_determinism(domain, across_processes=across_processes,
                                          batch=batch or ())
     return report
