@@ -13,10 +13,10 @@ In training, the reward client runs in OpenRLHF's vLLM engines, on the GPU nodes
 machine that verifies. So the load generator gets ``--client-cpus`` CPUs of its own (a quarter,
 at least one) and both subjects the others (their sandbox jobs inherit that; the bench checks
 the subjects' affinity), and ``ratio`` = server req/s / in-process req/s over all rounds compares
-what the two make of the same CPUs: throughput per verification CPU. On a one-CPU machine every
-process shares it and there is no second comparison.
-``colocated`` repeats the comparison with every process on every CPU, where the load generator's
-own CPU (``client_cpu_ms`` a request) is taken from the server's: it is quoted, without a target.
+what the two make of the same CPUs: throughput per verification CPU. ``colocated`` repeats the
+comparison with every process on every CPU, where the load generator's own CPU (``client_cpu_ms``
+a request) is taken from the server's: it is quoted, without a target. On a one-CPU machine
+every process shares it, and there is no second comparison.
 
 ``many`` is a second run with ``--many`` clients at once (2,000 by default; every one a new
 connection from 127.0.0.1, so the server's file limit, listen backlog and per-address cap must
@@ -288,10 +288,10 @@ def spawning_on(cpus: set[int]) -> Iterator[None]:
         os.sched_setaffinity(0, own)
 
 
-def split_cpus(client: int | None) -> tuple[set[int], set[int]]:
-    """``(load generator's CPUs, subjects' CPUs)``: ``client`` of this process's CPUs (default
-    a quarter, at least one) and the rest; all of them for both on a one-CPU machine."""
-    cpus = sorted(os.sched_getaffinity(0))
+def split_cpus(every: set[int], client: int | None) -> tuple[set[int], set[int]]:
+    """``(load generator's CPUs, subjects' CPUs)``: ``client`` of ``every`` CPU (default a
+    quarter, at least one) and the rest; all of them for both on a one-CPU machine."""
+    cpus = sorted(every)
     if len(cpus) < 2:
         return set(cpus), set(cpus)
     k = max(1, len(cpus) // 4) if client is None else client
@@ -367,7 +367,7 @@ def main() -> None:
     client_files(args.many + 256)
     work = items(args.n, args.distinct)
     every = os.sched_getaffinity(0)
-    client, subject = split_cpus(args.client_cpus)
+    client, subject = split_cpus(every, args.client_cpus)
     found = compare(args, work, client, subject, args.rounds, work[:args.many_requests])
     shared = None
     if client != subject:  # the same on every CPU, over half the items
